@@ -1,0 +1,42 @@
+# Decoding Lab: `make run` starts the app on the bundled default model,
+# `make test` runs every test. Each target sets up what it needs first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# Re-install when a requirements file changes.
+STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh 2>/dev/null | cksum | cut -d' ' -f1)
+PORT ?= 7860
+
+.PHONY: run test test-fast setup models browser bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
+	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
+	touch $@
+
+setup: $(STAMP)
+
+# Convert the bundled GGUF models once into a fast-loading cache (~/.cache/decoding_lab).
+models: setup
+	$(PY) -m decoding_lab models --prepare
+
+# Debian's chromium for the browser tests (playwright never downloads a browser here).
+browser:
+	bash scripts/install_browser.sh
+
+run: setup models
+	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
+
+test: setup models browser
+	$(PY) -m pytest -q -ra
+
+# Unit tests only: no real models, no browser.
+test-fast: setup
+	$(PY) -m pytest -q -m "not real and not browser"
+
+bench: setup models
+	$(PY) -m decoding_lab bench --json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

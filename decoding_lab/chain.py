@@ -1,0 +1,69 @@
+"""Running a chain of stages and picking a token.
+
+``run_chain`` is the heart of the stepper: it passes one row of logits through each
+stage in order, keeps each stage's record, and hands the result to a selector.
+Selectors are separate from stages: stages reshape or cut the distribution, selectors
+pick from it (argmax for greedy, a seeded multinomial draw for sampling).
+
+    >>> from decoding_lab.stages import TopK, Temperature, History
+    >>> final, records, _ = run_chain([Temperature(0.5), TopK(2)], torch.tensor([1.0, 3.0, 2.0]), History.empty())
+    >>> [r.name for r in records], final.tolist()
+    (['temperature', 'top-k'], [-inf, 6.0, 4.0])
+"""
+
+from __future__ import annotations
+
+import torch
+
+from decoding_lab.stages import History, SettingsError, Stage, StageRecord
+
+
+class DeadEndError(RuntimeError):
+    """Every token was cut (e.g. a grammar with no allowed continuation). Reported, never sampled through."""
+
+
+def run_chain(stages: list[Stage], logits: torch.Tensor, history: History
+              ) -> tuple[torch.Tensor, list[StageRecord], torch.Tensor | None]:
+    """Apply ``stages`` to 1-D ``logits`` in order.
+
+    Returns the final logits, one record per stage, and the logits that entered the
+    temperature stage (``None`` when there is none): dH/dT is measured on those."""
+    records: list[StageRecord] = []
+    tempered_input: torch.Tensor | None = None
+    x = logits
+    for stage in stages:
+        if stage.name == "temperature":
+            tempered_input = x
+        x, rec = stage.apply(x, history)
+        records.append(rec)
+        if not bool((x > float("-inf")).any()):
+            raise DeadEndError(f"stage {stage.name} left no token that can be chosen")
+    return x, records, tempered_input
+
+
+def apply_stages(stages: list[Stage], logits: torch.Tensor, history: History) -> torch.Tensor:
+    """Batched, unrecorded version for complete generation: ``[batch, vocab]``."""
+    x = logits
+    for stage in stages:
+        x = stage.transform(x, history)
+    return x
+
+
+def select_greedy(logits: torch.Tensor) -> torch.Tensor:
+    """argmax along the last axis. On an exact tie torch returns the first index; a
+    near-tie can flip between two machines, which is the temperature-0 lesson."""
+    return logits.argmax(dim=-1)
+
+
+def select_sample(logits: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """One draw per row from softmax(logits), using ``generator`` for reproducibility."""
+    probs = torch.softmax(logits.float(), dim=-1)
+    if probs.dim() == 1:
+        return torch.multinomial(probs, 1, generator=generator)[0]
+    return torch.multinomial(probs, 1, generator=generator)[:, 0]
+
+
+def check_token_id(token_id: int, vocab_size: int) -> int:
+    if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < vocab_size:
+        raise SettingsError(f"token id must be an integer in [0, {vocab_size}), got {token_id!r}")
+    return token_id

@@ -1,0 +1,46 @@
+"""Thin helpers around a causal LM's forward pass with a KV cache.
+
+The prompt is *prefilled* once (one forward over all prompt tokens fills the cache);
+each later token costs one forward over a single position that reads the cache.
+``crop_cache`` rewinds a cache to an earlier length so that a step can be redone
+bit-for-bit along the same code path.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from transformers import DynamicCache, PreTrainedModel
+
+
+def new_cache(model: PreTrainedModel) -> DynamicCache:
+    return DynamicCache(config=model.config)
+
+
+@torch.inference_mode()
+def forward(model: PreTrainedModel, input_ids: torch.Tensor, cache: DynamicCache,
+            attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Run ``input_ids`` ``[batch, n]`` through the model, extending ``cache`` in place.
+    Returns the float32 logits of the last position, ``[batch, vocab]``."""
+    out = model(input_ids=input_ids.to(model.device), cache=cache, use_cache=True,
+                attention_mask=attention_mask, logits_to_keep=1)
+    return out.logits[:, -1, :].float()
+
+
+def cache_length(cache: DynamicCache) -> int:
+    return int(cache.get_seq_length())
+
+
+def crop_cache(cache: DynamicCache, length: int) -> bool:
+    """Shorten the cache to ``length`` positions in place. Returns False when this cache
+    type cannot be cropped (the caller then re-prefills)."""
+    try:
+        cache.crop(length)
+    except (NotImplementedError, ValueError, AttributeError, TypeError):
+        return False
+    return cache_length(cache) == length
+
+
+def clone_cache(cache: DynamicCache) -> DynamicCache:
+    return copy.deepcopy(cache)

@@ -1,0 +1,282 @@
+"""The stepper: one user's step-by-step decoding session.
+
+The prompt is prefilled once; each ``step()`` runs the stage chain on the waiting
+logits, picks (or is told) a token, records a ``StepTrace`` and runs one cached forward
+for the next position. ``rewind(k)`` goes back to step k (the cache is cropped, the
+random generator's state restored, stateful stages rolled back), and the abandoned
+continuation is kept as a branch that ``checkout(i)`` can bring back. With the same
+seed and settings the same tokens come out.
+
+The model is shared and read-only; everything else here belongs to one session, so a
+``Stepper`` lives in the user's session state and never in a global.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from decoding_lab import stats
+from decoding_lab.chain import DeadEndError, check_token_id, run_chain, select_greedy, select_sample
+from decoding_lab.forward import crop_cache, forward, new_cache
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import History, SettingsError, Stage
+from decoding_lab.trace import StepTrace, TokenRow
+
+
+class SessionError(RuntimeError):
+    """A request this session cannot honour right now (finished, over the limit, bad step index)."""
+
+
+def max_new_tokens_limit() -> int:
+    return int(os.environ.get("DECODING_LAB_MAX_NEW_TOKENS", "1024"))
+
+
+@dataclass
+class Branch:
+    """A continuation that was abandoned by a rewind, kept so it can be restored."""
+
+    from_step: int
+    tokens: list[int]
+    traces: list[StepTrace]
+    snapshots: list["_Snapshot"]
+    text: str = ""
+    rng_after: torch.Tensor | None = None
+
+
+@dataclass
+class _Snapshot:
+    rng_state: torch.Tensor
+
+
+class Stepper:
+    def __init__(self, lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, top_n: int = 20,
+                 extra_stages: dict[str, Stage] | None = None, max_new_tokens: int | None = None) -> None:
+        if not prompt_ids:
+            raise SettingsError("the prompt is empty: type something to continue from")
+        self.lm = lm
+        self.prompt_ids: list[int] = list(prompt_ids)
+        self.settings = settings or SamplingSettings()
+        self.top_n = int(top_n)
+        self.extra_stages: dict[str, Stage] = dict(extra_stages or {})
+        limit = max_new_tokens_limit()
+        self.max_new_tokens = min(int(max_new_tokens or limit), limit)
+        self.tokens: list[int] = []
+        self.traces: list[StepTrace] = []
+        self.branches: list[Branch] = []
+        self._snapshots: list[_Snapshot] = []
+        self.generator = torch.Generator().manual_seed(self.settings.seed if self.settings.seed is not None else 0)
+        if self.settings.seed is None:
+            self.generator.seed()
+        self.build_chain()  # validate order / stages early
+        t0 = time.perf_counter()
+        self._cache = new_cache(lm.model)
+        self._next_logits = forward(lm.model, torch.tensor([self.prompt_ids]), self._cache)[0]
+        self.prefill_seconds = time.perf_counter() - t0
+        self._last_forward = self.prefill_seconds
+        self._last_z: torch.Tensor | None = None  # logits entering temperature at the last step
+
+    @classmethod
+    def from_prompt(cls, lm: Any, prompt: str, chat: bool = True, settings: SamplingSettings | None = None,
+                    **kw: Any) -> "Stepper":
+        return cls(lm, lm.encode_prompt(prompt, chat), settings, **kw)
+
+    # ------------------------------------------------------------------ sharing
+    def __deepcopy__(self, memo: dict) -> "Stepper":
+        """Session state may be deep-copied (gradio does); the model must stay shared."""
+        new = copy.copy(self)
+        for k, v in self.__dict__.items():
+            if k != "lm":
+                setattr(new, k, copy.deepcopy(v, memo))
+        return new
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def finished(self) -> bool:
+        return bool(self.traces) and self.traces[-1].finished
+
+    def text(self) -> str:
+        return self.lm.decode(self.tokens)
+
+    def prompt_text(self) -> str:
+        return self.lm.decode(self.prompt_ids)
+
+    def build_chain(self) -> list[Stage]:
+        return self.settings.build_chain(self.extra_stages)
+
+    def set_settings(self, settings: SamplingSettings) -> None:
+        """New settings apply from the next step on; earlier traces keep what they recorded."""
+        settings.build_chain(self.extra_stages)
+        self.settings = settings
+
+    def entropy_curve(self, temperatures: list[float] | None = None) -> list[tuple[float, float]]:
+        """H(T) of the logits that entered temperature at the latest step (raw logits if none)."""
+        if self._last_z is None:
+            return []
+        return stats.entropy_curve(self._last_z, temperatures or stats.default_temperature_grid())
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, force_token_id: int | None = None) -> StepTrace:
+        if self.finished:
+            raise SessionError("generation reached an end-of-sequence token; undo or reset to go on")
+        if len(self.tokens) >= self.max_new_tokens:
+            raise SessionError(f"reached the limit of {self.max_new_tokens} new tokens")
+        vocab = int(self._next_logits.shape[-1])
+        if force_token_id is not None:
+            check_token_id(force_token_id, vocab)
+        t_start = time.perf_counter()
+        raw = self._next_logits
+        history = History.from_lists(self.prompt_ids, self.tokens)
+        stages = self.build_chain()
+        final, records, z_temp = run_chain(stages, raw, history)
+        t_chain = time.perf_counter()
+
+        rng_before = self.generator.get_state()
+        if force_token_id is not None:
+            chosen = int(force_token_id)
+        elif self.settings.greedy:
+            chosen = int(select_greedy(final))
+        else:
+            chosen = int(select_sample(final, self.generator))
+        t_select = time.perf_counter()
+
+        trace = self._make_trace(raw, final, records, z_temp, chosen, force_token_id is not None)
+        t_stats = time.perf_counter()
+        for stage in stages:
+            stage.accept(chosen)
+        self._snapshots.append(_Snapshot(rng_before))
+        self.tokens.append(chosen)
+        self.traces.append(trace)
+        forward_before = self._last_forward
+        if not trace.finished:
+            t0 = time.perf_counter()
+            self._next_logits = forward(self.lm.model, torch.tensor([[chosen]]), self._cache)[0]
+            self._last_forward = time.perf_counter() - t0
+        trace.timings = {"forward": forward_before, "chain": t_chain - t_start, "select": t_select - t_chain,
+                         "stats": t_stats - t_select, "next_forward": self._last_forward if not trace.finished else 0.0}
+        for rec in trace.stages:
+            rec.removed = None  # the per-token masks were only needed to label the top rows
+        return trace
+
+    def steps(self, n: int) -> list[StepTrace]:
+        out: list[StepTrace] = []
+        for _ in range(int(n)):
+            if self.finished or len(self.tokens) >= self.max_new_tokens:
+                break
+            out.append(self.step())
+        return out
+
+    def _make_trace(self, raw: torch.Tensor, final: torch.Tensor, records: list, z_temp: torch.Tensor | None,
+                    chosen: int, forced: bool) -> StepTrace:
+        T = self.settings.temperature
+        z = z_temp if z_temp is not None else raw
+        self._last_z = z
+        p_raw = stats.probs(raw)
+        p_final = stats.probs(final)
+        n = min(self.top_n, raw.numel())
+        top_ids = torch.topk(raw, n).indices.tolist()
+        extra = [i for i in torch.topk(final, n).indices.tolist() if i not in top_ids and final[i] > float("-inf")]
+        ids = top_ids + extra[: max(0, n // 2)]
+        if chosen not in ids:
+            ids.append(chosen)
+        ranks = self._ranks(raw, ids)
+        rows = []
+        for tid in ids:
+            cut_by = next((r.name for r in records if r.removed is not None and bool(r.removed[tid])), None)
+            rows.append(TokenRow(tid, self.lm.token_str(tid), float(raw[tid]), float(p_raw[tid]),
+                                 float(p_final[tid]), ranks[tid], cut_by))
+        greedy = self.settings.greedy
+        eos = set(getattr(self.lm, "eos_token_ids", ()) or ())
+        return StepTrace(
+            step=len(self.tokens), chosen_token_id=chosen, chosen_token=self.lm.token_str(chosen),
+            chosen_rank=ranks[chosen], chosen_p_raw=float(p_raw[chosen]), chosen_p_final=float(p_final[chosen]),
+            forced=forced, greedy=greedy, temperature=T,
+            entropy=stats.entropy(raw),
+            entropy_T=None if greedy else stats.entropy_at(z, T),
+            entropy_final=stats.entropy(final),
+            dH_dT=None if greedy else stats.dH_dT(z, T),
+            margin=stats.top_margin(raw), tail=stats.tail_mass(raw, self.top_n),
+            tail_final=stats.tail_mass(final, self.top_n), kept_final=int((final > float("-inf")).sum()),
+            stages=records, top=rows, finished=chosen in eos)
+
+    @staticmethod
+    def _ranks(raw: torch.Tensor, ids: list[int]) -> dict[int, int]:
+        """1-based rank of each id under the raw logits (ties share the better rank)."""
+        return {i: int((raw > raw[i]).sum()) + 1 for i in ids}
+
+    # ------------------------------------------------------------------ rewinding and branches
+    def rewind(self, to_step: int) -> None:
+        """Go back so that only the first ``to_step`` generated tokens remain. The dropped
+        continuation is saved as a branch."""
+        if isinstance(to_step, bool) or not isinstance(to_step, int) or not 0 <= to_step <= len(self.tokens):
+            raise SessionError(f"cannot rewind to step {to_step!r}: the session has {len(self.tokens)} steps")
+        if to_step == len(self.tokens):
+            return
+        dropped = len(self.tokens) - to_step
+        branch = Branch(to_step, self.tokens[to_step:], self.traces[to_step:], self._snapshots[to_step:])
+        branch.text = self.lm.decode(branch.tokens)
+        branch.rng_after = self.generator.get_state()
+        self.branches.append(branch)
+        rng = self._snapshots[to_step].rng_state
+        for stage in self.extra_stages.values():
+            stage.rollback(dropped)
+        self.tokens = self.tokens[:to_step]
+        self.traces = self.traces[:to_step]
+        self._snapshots = self._snapshots[:to_step]
+        self.generator.set_state(rng)
+        self._restore_logits()
+
+    def undo(self) -> None:
+        if not self.tokens:
+            raise SessionError("nothing to undo")
+        self.rewind(len(self.tokens) - 1)
+
+    def _restore_logits(self) -> None:
+        """Recompute the logits waiting at the current position.
+
+        Crop the cache to one position short and redo the last forward, so the logits come
+        from the very same computation as the first time."""
+        seq = self.prompt_ids + self.tokens
+        if crop_cache(self._cache, len(seq) - 1):
+            self._next_logits = forward(self.lm.model, torch.tensor([[seq[-1]]]), self._cache)[0]
+        else:  # caches that cannot be cropped: prefill again
+            self._cache = new_cache(self.lm.model)
+            self._next_logits = forward(self.lm.model, torch.tensor([seq]), self._cache)[0]
+
+    def checkout(self, branch_index: int) -> None:
+        """Swap the current continuation for a saved branch (the current one is saved in turn)."""
+        if not 0 <= branch_index < len(self.branches):
+            raise SessionError(f"no branch {branch_index}; there are {len(self.branches)}")
+        branch = self.branches.pop(branch_index)
+        self.rewind(branch.from_step)
+        for stage in self.extra_stages.values():
+            for tok in branch.tokens:
+                stage.accept(tok)
+        self.tokens += branch.tokens
+        self.traces += branch.traces
+        self._snapshots += branch.snapshots
+        # The generator continues from where the branch's last step left it.
+        self.generator.set_state(branch.rng_after)
+        if crop_cache(self._cache, len(self.prompt_ids) + branch.from_step):
+            self._next_logits = forward(self.lm.model, torch.tensor([branch.tokens]), self._cache)[0]
+        else:
+            self._cache = new_cache(self.lm.model)
+            self._next_logits = forward(self.lm.model, torch.tensor([self.prompt_ids + self.tokens]), self._cache)[0]
+
+    def export(self) -> dict[str, Any]:
+        """Everything a user may want to keep: prompt, settings, tokens, traces, branches."""
+        return {
+            "model": getattr(self.lm, "name", "?"),
+            "prompt_ids": self.prompt_ids,
+            "prompt": self.prompt_text(),
+            "settings": self.settings.to_json(),
+            "tokens": self.tokens,
+            "text": self.text(),
+            "steps": [t.to_json() for t in self.traces],
+            "branches": [{"from_step": b.from_step, "tokens": b.tokens, "text": b.text} for b in self.branches],
+        }

@@ -1,0 +1,108 @@
+"""Small helpers shared by greedy, sampling and beam search.
+
+All three strategies share one shape: validate, prefill the prompt *once* (batch 1),
+copy the KV cache to as many rows as the strategy needs, then loop
+"stages -> selector -> one cached forward for every row". These helpers hold the parts
+that are the same in all three.
+
+    >>> row_entropies(torch.tensor([[0.0, 0.0], [0.0, float("-inf")]]))   # ln 2, then 0
+    [0.6931471805599453, 0.0]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+import torch
+from transformers import DynamicCache
+
+from decoding_lab.forward import forward, new_cache
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import SettingsError, Stage
+from decoding_lab.strategies.result import GeneratedSequence
+
+#: Called between steps; returning True ends the run (the result so far is returned).
+StopFn = Callable[[], bool]
+
+
+def max_new_tokens_limit() -> int:
+    """Same cap as the stepper (``DECODING_LAB_MAX_NEW_TOKENS``, 1024 by default)."""
+    return int(os.environ.get("DECODING_LAB_MAX_NEW_TOKENS", "1024"))
+
+
+def check_prompt(lm: Any, prompt_ids: Iterable[int]) -> list[int]:
+    ids = list(prompt_ids)
+    if not ids:
+        raise SettingsError("the prompt is empty: type something to continue from")
+    vocab = int(lm.vocab_size)
+    bad = [t for t in ids if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab]
+    if bad:
+        raise SettingsError(f"prompt token ids must be integers in [0, {vocab}), got {bad[:5]!r}")
+    return ids
+
+
+def check_count(name: str, value: Any, lo: int = 1, hi: int | None = None) -> int:
+    """A whole number in [lo, hi]; the message names the setting and the bad value."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingsError(f"{name} must be a whole number, got {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        upper = f" and <= {hi}" if hi is not None else ""
+        raise SettingsError(f"{name} must be >= {lo}{upper}, got {value}")
+    return value
+
+
+def check_max_new_tokens(value: Any) -> int:
+    return check_count("max_new_tokens", value, 1, max_new_tokens_limit())
+
+
+def check_settings(settings: SamplingSettings | None, default: SamplingSettings) -> SamplingSettings:
+    if settings is None:
+        return default
+    if not isinstance(settings, SamplingSettings):
+        raise SettingsError(f"settings must be a SamplingSettings, got {type(settings).__name__}")
+    return settings
+
+
+def eos_set(lm: Any) -> set[int]:
+    return {int(t) for t in (getattr(lm, "eos_token_ids", ()) or ())}
+
+
+def prefill(lm: Any, prompt_ids: list[int], rows: int) -> tuple[DynamicCache, torch.Tensor]:
+    """Run the prompt once (batch 1), then repeat the cache and the logits to ``rows``
+    rows: n samples or n beams share one prefill instead of paying for n."""
+    cache = new_cache(lm.model)
+    logits = forward(lm.model, torch.tensor([prompt_ids]), cache)
+    if rows > 1:
+        cache.batch_repeat_interleave(rows)
+        logits = logits.repeat(rows, 1)
+    return cache, logits
+
+
+def row_entropies(logits: torch.Tensor) -> list[float]:
+    """Entropy (nats) of softmax of each row, in float64; -inf entries contribute 0."""
+    lp = torch.log_softmax(logits.double(), dim=-1)
+    h = -(lp.exp() * lp).nan_to_num(0.0, posinf=0.0, neginf=0.0).sum(dim=-1)
+    return (h + 0.0).tolist()  # + 0.0 turns -0.0 (a one-hot row) into 0.0
+
+
+def start_stages(stages: list[Stage], rows: int) -> None:
+    for s in stages:
+        s.start(rows)
+
+
+def advance_stages(stages: list[Stage], parents: list[int], tokens: list[int]) -> None:
+    for s in stages:
+        s.advance(parents, tokens)
+
+
+def make_sequence(lm: Any, tokens: list[int], logprobs: list[float], entropies: list[float], score: float,
+                  eos: set[int]) -> GeneratedSequence:
+    """Package one output; the text leaves out a final end-of-sequence token."""
+    finished = bool(tokens) and tokens[-1] in eos
+    text = lm.decode(tokens[:-1] if finished else tokens)
+    return GeneratedSequence(list(tokens), text, float(score), list(logprobs), finished, list(entropies))
+
+
+def settings_json(lm: Any, settings: SamplingSettings, **extra: Any) -> dict[str, Any]:
+    return {"model": getattr(lm, "name", "?"), **settings.to_json(), **extra}

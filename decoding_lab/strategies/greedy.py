@@ -1,0 +1,89 @@
+"""Greedy decoding: at every step take the most likely token of the final distribution.
+
+Greedy is the chain with temperature 0: the temperature stage is left out (dividing by
+T cannot move the argmax), every other stage in the settings still runs in the
+settings' order (a repetition penalty or n-gram block *can* move the argmax), and the
+selector is ``argmax``. One forward per token, reading the KV cache. This reproduces
+``model.generate(do_sample=False, ...)`` token for token.
+
+Worked example (``lm`` is a loaded model, see ``decoding_lab.models``)::
+
+    >>> ids = lm.encode_prompt("What is the capital of France?", chat=True)
+    >>> r = greedy(lm, ids, max_new_tokens=20)
+    >>> r.text, r.best.finished
+    ('The capital of France is Paris.', True)
+    >>> r.best.score == sum(r.best.logprobs)     # score = sum of the chosen log-probs
+    True
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterator
+
+import torch
+
+from decoding_lab.chain import DeadEndError, apply_stages, select_greedy
+from decoding_lab.forward import forward
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import History, Stage
+from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens, check_prompt,
+                                            check_settings, eos_set, make_sequence, prefill, row_entropies,
+                                            settings_json, start_stages)
+from decoding_lab.strategies.result import GenerationResult
+
+GREEDY_DEFAULT = SamplingSettings(temperature=0.0)
+
+
+def iter_greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+                extra_stages: dict[str, Stage] | None = None,
+                should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
+    """Yield a snapshot after every token; the last one has ``done=True``."""
+    prompt = check_prompt(lm, prompt_ids)
+    max_new_tokens = check_max_new_tokens(max_new_tokens)
+    settings = check_settings(settings, GREEDY_DEFAULT).replace(temperature=0.0)
+    stages = settings.build_chain(extra_stages)
+    eos = eos_set(lm)
+    info = settings_json(lm, settings, max_new_tokens=max_new_tokens)
+    t0 = time.perf_counter()
+
+    tokens: list[int] = []
+    logprobs: list[float] = []
+    entropies: list[float] = []
+
+    def snapshot(done: bool, stopped: bool = False) -> GenerationResult:
+        seq = make_sequence(lm, tokens, logprobs, entropies, sum(logprobs), eos)
+        return GenerationResult("greedy", [seq], len(prompt), info, time.perf_counter() - t0,
+                                steps=len(tokens), done=done, stopped=stopped)
+
+    start_stages(stages, 1)
+    cache, logits = prefill(lm, prompt, 1)
+    for step in range(max_new_tokens):
+        if should_stop is not None and should_stop():
+            yield snapshot(done=True, stopped=True)
+            return
+        if step > 0:  # one new position, read from the cache
+            logits = forward(lm.model, torch.tensor([[tokens[-1]]]), cache)
+        history = History(torch.tensor([prompt + tokens]), len(prompt))
+        final = apply_stages(stages, logits, history)            # [1, vocab]
+        if not bool(torch.isfinite(final).any()):
+            raise DeadEndError(f"step {step}: the stages left no token that can be chosen")
+        tok = int(select_greedy(final)[0])
+        tokens.append(tok)
+        logprobs.append(float(torch.log_softmax(final[0].double(), dim=-1)[tok]))
+        entropies.extend(row_entropies(logits))
+        advance_stages(stages, [0], [tok])
+        done = tok in eos or len(tokens) == max_new_tokens
+        yield snapshot(done=done)
+        if done:
+            return
+
+
+def greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+           extra_stages: dict[str, Stage] | None = None, should_stop: StopFn | None = None) -> GenerationResult:
+    """Run greedy decoding to the end (EOS, ``max_new_tokens`` or ``should_stop``)."""
+    result = None
+    for result in iter_greedy(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop):
+        pass
+    assert result is not None
+    return result

@@ -1,0 +1,138 @@
+"""Explorer tab, layout: model and prompt, one control per stage, the stage order, the
+step buttons and the views. Handlers live in ``explorer_handlers.py``."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+
+from decoding_lab.settings import PRESET_ORDERS
+from decoding_lab.ui import plots
+from decoding_lab.ui.explorer_views import TABLE_KEYS
+from decoding_lab.ui.i18n import t
+from decoding_lab.ui.state import CUSTOM, DEFAULTS, SETTING_KEYS, Labels
+
+
+def model_names() -> list[str]:
+    from decoding_lab.models import DEFAULT_MODEL, list_models
+    names = [m["name"] for m in list_models()]
+    return names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
+
+
+def chat_choices(lang: str) -> list[tuple[str, str]]:
+    return [(t(lang, "chat_choice"), "chat"), (t(lang, "raw_choice"), "raw")]
+
+
+def order_choices(lang: str) -> list[tuple[str, str]]:
+    return [(p, p) for p in PRESET_ORDERS] + [(t(lang, "custom"), CUSTOM)]
+
+
+def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str, gr.components.Component]:
+    """One control per stage plus order and seed, keyed like ``SETTING_KEYS``.
+    Also used by the Compare tab (``prefix`` keeps element ids unique)."""
+    d = DEFAULTS
+    c: dict[str, gr.components.Component] = {}
+    c["temperature"] = L(gr.Slider(0, 5, value=d["temperature"], step=0.05, label=t(lang, "temperature"),
+                                   info=t(lang, "temperature_info"), elem_id=f"{prefix}temperature"), "temperature")
+    with gr.Row():
+        c["top_k"] = L(gr.Number(d["top_k"], precision=0, minimum=0, label=t(lang, "top_k"), info=t(lang, "top_k_info"),
+                                 elem_id=f"{prefix}top-k"), "top_k")
+        c["top_p"] = L(gr.Slider(0.01, 1, value=d["top_p"], step=0.01, label=t(lang, "top_p"), info=t(lang, "top_p_info"),
+                                 elem_id=f"{prefix}top-p"), "top_p")
+    with gr.Row():
+        c["min_p"] = L(gr.Slider(0, 1, value=d["min_p"], step=0.01, label=t(lang, "min_p"), info=t(lang, "min_p_info"),
+                                 elem_id=f"{prefix}min-p"), "min_p")
+        c["typical_p"] = L(gr.Slider(0.01, 1, value=d["typical_p"], step=0.01, label=t(lang, "typical_p"),
+                                     info=t(lang, "typical_p_info"), elem_id=f"{prefix}typical-p"), "typical_p")
+    with gr.Accordion(t(lang, "penalties_box"), open=False) as acc:
+        L(acc, "penalties_box")
+        c["repetition_penalty"] = L(gr.Slider(0.5, 2, value=d["repetition_penalty"], step=0.01,
+                                              label=t(lang, "repetition_penalty"), info=t(lang, "repetition_penalty_info"),
+                                              elem_id=f"{prefix}repetition-penalty"), "repetition_penalty")
+        with gr.Row():
+            c["presence_penalty"] = L(gr.Slider(-2, 2, value=d["presence_penalty"], step=0.05,
+                                                label=t(lang, "presence_penalty"), info=t(lang, "presence_penalty_info"),
+                                                elem_id=f"{prefix}presence-penalty"), "presence_penalty")
+            c["frequency_penalty"] = L(gr.Slider(-2, 2, value=d["frequency_penalty"], step=0.05,
+                                                 label=t(lang, "frequency_penalty"), info=t(lang, "frequency_penalty_info"),
+                                                 elem_id=f"{prefix}frequency-penalty"), "frequency_penalty")
+        c["no_repeat_ngram_size"] = L(gr.Number(d["no_repeat_ngram_size"], precision=0, minimum=0,
+                                                label=t(lang, "no_repeat_ngram"), info=t(lang, "no_repeat_ngram_info"),
+                                                elem_id=f"{prefix}no-repeat-ngram"), "no_repeat_ngram")
+    with gr.Row():
+        c["order_preset"] = L(gr.Dropdown(order_choices(lang), value=d["order_preset"], label=t(lang, "order_preset"),
+                                          info=t(lang, "order_preset_info"), elem_id=f"{prefix}order-preset"),
+                              "order_preset", "choices", order_choices)
+        c["seed"] = L(gr.Number(d["seed"], precision=0, minimum=0, label=t(lang, "seed"), elem_id=f"{prefix}seed"), "seed")
+    c["custom_order"] = L(gr.Textbox(d["custom_order"], label=t(lang, "custom_order"), info=t(lang, "custom_order_info"),
+                                     elem_id=f"{prefix}custom-order", lines=2), "custom_order")
+    assert list(c) == sorted(c, key=SETTING_KEYS.index) or set(c) == set(SETTING_KEYS)
+    return c
+
+
+def build(L: Labels, lang: str = "en") -> SimpleNamespace:
+    """Lay out the Explorer tab; returns its components by name."""
+    from decoding_lab.models import DEFAULT_MODEL
+
+    ui = SimpleNamespace()
+    ui.session = gr.State(None)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=330, elem_classes=["controls"]):
+            with gr.Accordion(t(lang, "model_box"), open=True) as acc:
+                L(acc, "model_box")
+                ui.model = L(gr.Dropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
+                                         allow_custom_value=False), "model")
+                ui.hub = L(gr.Textbox("", label=t(lang, "hub_id"), info=t(lang, "hub_id_info"), elem_id="hub-id",
+                                      max_lines=1), "hub_id")
+                ui.prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=3,
+                                         elem_id="prompt"), "prompt")
+                ui.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="chat-mode"),
+                            "chat", "choices", chat_choices)
+            with gr.Accordion(t(lang, "stages_box"), open=True) as acc2:
+                L(acc2, "stages_box")
+                ui.settings = setting_controls(L, lang)
+                ui.top_n = L(gr.Slider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
+        with gr.Column(scale=3, min_width=480):
+            ui.status = gr.Markdown(t(lang, "no_session"), elem_id="status")
+            with gr.Row(elem_classes=["step-buttons"]):
+                ui.step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")
+                ui.n_steps = L(gr.Number(8, precision=0, minimum=1, maximum=256, label=t(lang, "n_steps"),
+                                         elem_id="n-steps", min_width=70, scale=1), "n_steps")
+                ui.step_n = L(gr.Button(t(lang, "step_n"), elem_id="step-n-btn", scale=1), "step_n", "value")
+                ui.play = L(gr.Button(t(lang, "play"), elem_id="play-btn", scale=1), "play", "value")
+                ui.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="stop-btn", scale=1), "stop", "value")
+                ui.undo = L(gr.Button(t(lang, "undo"), elem_id="undo-btn", scale=1), "undo", "value")
+                ui.reset = L(gr.Button(t(lang, "reset"), elem_id="reset-btn", scale=1), "reset", "value")
+            ui.gen_label = L(gr.Markdown(f"**{t(lang, 'generated')}**"), "generated_md", "value")
+            ui.gen = gr.HTML("", elem_id="generated-text", js_on_load=None)
+            ui.dist = gr.Plot(plots.empty_figure(lang), elem_id="dist-chart", show_label=False)
+            with gr.Row():
+                ui.candidates = L(gr.Dropdown([], value=None, label=t(lang, "candidates"), elem_id="candidates",
+                                              scale=3), "candidates")
+                ui.force = L(gr.Button(t(lang, "force"), elem_id="force-btn", scale=1), "force", "value")
+                ui.branches = L(gr.Dropdown([], value=None, label=t(lang, "branches"), elem_id="branches", scale=3),
+                                "branches")
+                ui.restore = L(gr.Button(t(lang, "restore"), elem_id="restore-btn", scale=1), "restore", "value")
+            # Clicking a bar of the chart writes its token id here and presses the hidden button.
+            ui.click_token = gr.Textbox("", visible="hidden", elem_id="force-token-box")
+            ui.click_force = gr.Button("force-click", visible="hidden", elem_id="force-token-btn")
+            with gr.Row():
+                ui.funnel = gr.Plot(plots.empty_figure(lang, height=220), elem_id="funnel-chart", show_label=False)
+                ui.entropy = gr.Plot(plots.empty_figure(lang, height=220), elem_id="entropy-chart", show_label=False)
+            with gr.Row():
+                with gr.Column(scale=2):
+                    ui.numbers_label = L(gr.Markdown(f"**{t(lang, 'numbers')}**"), "numbers_md", "value")
+                    ui.numbers = gr.Markdown("", elem_id="numbers")
+                with gr.Column(scale=3):
+                    ui.table = L(gr.Dataframe(headers=[t(lang, k) for k in TABLE_KEYS], label=t(lang, "history"),
+                                              interactive=False, elem_id="step-table", max_height=320), "history")
+            with gr.Accordion(t(lang, "export_box"), open=False) as acc3:
+                L(acc3, "export_box")
+                with gr.Row():
+                    ui.export = L(gr.Button(t(lang, "export"), elem_id="export-btn"), "export", "value")
+                    ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
+                                         elem_id="export-files"), "export_files")
+                ui.share = L(gr.Textbox("", label=t(lang, "share"), elem_id="share-query", buttons=["copy"],
+                                        interactive=False), "share")
+    return ui

@@ -1,0 +1,112 @@
+"""Text views of an Explorer session, drawn from the stepper's traces: the generated
+text coloured by probability, the step table, "this step in numbers", candidate and
+branch choices. Figures live in ``plots.py``."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from decoding_lab.ui.i18n import t
+from decoding_lab.ui.plots import show_token
+
+TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
+              "col_kept", "col_forced", "col_ms")
+
+
+def prob_colour(p: float) -> str:
+    """Red (unlikely) -> yellow -> green (likely); a light background for the token span."""
+    p = max(0.0, min(1.0, float(p)))
+    hue = int(120 * p)  # 0 = red, 60 = yellow, 120 = green
+    return f"hsl({hue}, 85%, 82%)"
+
+
+def generated_html(stepper: Any, lang: str) -> str:
+    """The prompt in grey, then each generated token as a span coloured by the probability
+    it was drawn with (p final), with step, rank and probabilities on hover."""
+    if stepper is None:
+        return f"<div id='gen-box' class='gen-box empty'>{html.escape(t(lang, 'no_session'))}</div>"
+    parts = [f"<span class='gen-prompt'>{_visible(stepper.prompt_text())}</span>"]
+    for tr in stepper.traces:
+        title = (f"step {tr.step} · id {tr.chosen_token_id} · rank {tr.chosen_rank} · p raw {tr.chosen_p_raw:.4f}"
+                 f" · p final {tr.chosen_p_final:.4f}" + (" · forced" if tr.forced else ""))
+        cls = "gen-tok forced" if tr.forced else "gen-tok"
+        parts.append(f"<span class='{cls}' data-step='{tr.step}' data-p='{tr.chosen_p_final:.6f}' "
+                     f"data-rank='{tr.chosen_rank}' title='{html.escape(title, quote=True)}' "
+                     f"style='background:{prob_colour(tr.chosen_p_final)}'>{_visible(tr.chosen_token)}</span>")
+    legend = (f"<div class='gen-legend'>{html.escape(t(lang, 'generated_hint'))} "
+              f"<span style='background:{prob_colour(0)}'>p≈0</span><span style='background:{prob_colour(0.5)}'>0.5</span>"
+              f"<span style='background:{prob_colour(1)}'>1</span></div>")
+    return f"<div id='gen-box' class='gen-box'>{''.join(parts)}</div>{legend}"
+
+
+def _visible(text: str) -> str:
+    """Escape HTML and keep line breaks visible."""
+    return html.escape(text).replace("\n", "↵<br>")
+
+
+def step_table(stepper: Any, lang: str) -> tuple[list[str], list[list[Any]]]:
+    headers = [t(lang, k) for k in TABLE_KEYS]
+    rows = []
+    for tr in (stepper.traces if stepper is not None else []):
+        ms = 1000 * sum(tr.timings.get(k, 0.0) for k in ("forward", "chain", "select", "stats"))
+        rows.append([tr.step, show_token(tr.chosen_token), tr.chosen_token_id, tr.chosen_rank, round(tr.chosen_p_raw, 4),
+                     round(tr.chosen_p_final, 4), round(tr.entropy, 3),
+                     None if tr.entropy_T is None else round(tr.entropy_T, 3), tr.kept_final, "✓" if tr.forced else "",
+                     round(ms, 1)])
+    return headers, rows
+
+
+def numbers_md(trace: Any, lang: str) -> str:
+    """'This step in numbers': entropies, dH/dT, margin, tail mass, kept count, timing."""
+    if trace is None:
+        return t(lang, "no_session")
+    fmt = lambda x: "—" if x is None else f"{x:.4f}"  # noqa: E731
+    lines = [f"| | |", "|---|---|",
+             f"| {t(lang, 'n_chosen')} | `{html.escape(show_token(trace.chosen_token))}` (id {trace.chosen_token_id}, "
+             f"rank {trace.chosen_rank}, p raw {trace.chosen_p_raw:.4f}, p final {trace.chosen_p_final:.4f}) |",
+             f"| {t(lang, 'n_H')} | {fmt(trace.entropy)} |",
+             f"| {t(lang, 'n_H_T')} | {fmt(trace.entropy_T)} |",
+             f"| {t(lang, 'n_dHdT')} | {fmt(trace.dH_dT)} |",
+             f"| {t(lang, 'n_H_final')} | {fmt(trace.entropy_final)} |",
+             f"| {t(lang, 'n_margin')} | {fmt(trace.margin)} |",
+             f"| {t(lang, 'n_tail', n=trace.tail.get('top_n'))} | {fmt(trace.tail.get('outside_top_n'))} |"]
+    for th, mass in trace.tail.get("below", {}).items():
+        count = trace.tail.get("count_below", {}).get(th, 0)
+        lines.append(f"| {t(lang, 'n_below', th=th, count=f'{count:,}')} | {fmt(mass)} |")
+    lines.append(f"| {t(lang, 'n_kept')} | {trace.kept_final:,} |")
+    tm = trace.timings
+    lines.append(f"| ⏱ | {t(lang, 'n_time', fwd=1000 * tm.get('forward', 0), chain=1000 * tm.get('chain', 0))} |")
+    return "\n".join(lines)
+
+
+def candidate_choices(trace: Any) -> list[tuple[str, int]]:
+    """The recorded rows of the shown step, as (label, token id) choices for forcing."""
+    if trace is None:
+        return []
+    return [(f"#{r.rank} {show_token(r.token)}  p={r.p_final:.3f}" + (f"  ✂ {r.cut_by}" if r.cut_by else ""), r.token_id)
+            for r in trace.top]
+
+
+def branch_choices(stepper: Any) -> list[tuple[str, int]]:
+    if stepper is None:
+        return []
+    out = []
+    for i, b in enumerate(stepper.branches):
+        text = show_token(b.text)
+        out.append((f"{i}: @{b.from_step} +{len(b.tokens)} “{text[:40]}{'…' if len(text) > 40 else ''}”", i))
+    return out
+
+
+def status_md(stepper: Any, lang: str, model_name: str = "") -> str:
+    if stepper is None:
+        return t(lang, "no_session")
+    if not stepper.traces:
+        return t(lang, "status_ready", model=model_name, n=len(stepper.prompt_ids), ms=1000 * stepper.prefill_seconds)
+    tr = stepper.traces[-1]
+    ms = 1000 * sum(tr.timings.get(k, 0.0) for k in ("chain", "select", "stats", "next_forward"))
+    text = t(lang, "status_step", step=tr.step, token=f"`{show_token(tr.chosen_token)}`", rank=tr.chosen_rank,
+             p=tr.chosen_p_final, ms=ms)
+    if tr.finished:
+        text += " · " + t(lang, "status_finished")
+    return text

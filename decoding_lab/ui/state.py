@@ -1,0 +1,158 @@
+"""Per-session state and the small helpers every tab shares.
+
+Only per-visitor things live here, and they live in ``gr.State`` (one per browser tab):
+the Explorer's ``Stepper`` (prompt, KV cache, branches, random generator) and the
+language. Models come from ``decoding_lab.models.get_model`` (one shared copy per
+process); the stepper holds a reference whose ``__deepcopy__`` keeps it shared.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gradio as gr
+
+from decoding_lab.errors import USER_ERRORS
+from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
+from decoding_lab.stages import SettingsError
+from decoding_lab.ui.i18n import t
+
+CUSTOM = "custom"
+ORDER_CHOICES = [*PRESET_ORDERS, CUSTOM]
+
+#: The settings controls, in the order handlers receive them (also the URL keys).
+SETTING_KEYS: tuple[str, ...] = ("temperature", "top_k", "top_p", "min_p", "typical_p", "repetition_penalty",
+                                 "presence_penalty", "frequency_penalty", "no_repeat_ngram_size", "order_preset",
+                                 "custom_order", "seed")
+DEFAULTS: dict[str, Any] = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "typical_p": 1.0,
+                            "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+                            "no_repeat_ngram_size": 0, "order_preset": "transformers",
+                            "custom_order": ",".join(PRESET_ORDERS["transformers"]), "seed": 0}
+INT_KEYS = {"top_k", "no_repeat_ngram_size", "seed"}
+
+
+def _number(name: str, value: Any) -> Any:
+    """Gradio hands numbers as float or None; the core validates ranges and names the value."""
+    if value is None or value == "":
+        raise SettingsError(f"{name.replace('_', ' ')} is empty: give a number")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise SettingsError(f"{name.replace('_', ' ')} must be a number, got {value!r}") from None
+    if name in INT_KEYS and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def settings_from_values(v: dict[str, Any]) -> SamplingSettings:
+    """UI control values -> validated ``SamplingSettings`` (raises ``SettingsError``)."""
+    preset = (v.get("order_preset") or "transformers").strip()
+    order = (v.get("custom_order") or "") if preset == CUSTOM else preset
+    return SamplingSettings(
+        temperature=_number("temperature", v.get("temperature")), top_k=_number("top_k", v.get("top_k")),
+        top_p=_number("top_p", v.get("top_p")), min_p=_number("min_p", v.get("min_p")),
+        typical_p=_number("typical_p", v.get("typical_p")),
+        repetition_penalty=_number("repetition_penalty", v.get("repetition_penalty")),
+        presence_penalty=_number("presence_penalty", v.get("presence_penalty")),
+        frequency_penalty=_number("frequency_penalty", v.get("frequency_penalty")),
+        no_repeat_ngram_size=_number("no_repeat_ngram_size", v.get("no_repeat_ngram_size")),
+        order=order, seed=_number("seed", v.get("seed")))
+
+
+def values_from_settings(s: SamplingSettings) -> dict[str, Any]:
+    """The inverse, for "send to Explorer" and URL restore."""
+    preset = s.preset or CUSTOM
+    return {"temperature": s.temperature, "top_k": s.top_k, "top_p": s.top_p, "min_p": s.min_p,
+            "typical_p": s.typical_p, "repetition_penalty": s.repetition_penalty,
+            "presence_penalty": s.presence_penalty, "frequency_penalty": s.frequency_penalty,
+            "no_repeat_ngram_size": s.no_repeat_ngram_size, "order_preset": preset,
+            "custom_order": ",".join(s.order_names), "seed": s.seed if s.seed is not None else 0}
+
+
+@dataclass
+class ExplorerSession:
+    """One visitor's Explorer: the stepper plus what it was built from."""
+
+    model_name: str
+    prompt: str
+    chat: bool
+    stepper: Any  # decoding_lab.stepper.Stepper
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __deepcopy__(self, memo: dict) -> "ExplorerSession":
+        import copy
+        return ExplorerSession(self.model_name, self.prompt, self.chat, copy.deepcopy(self.stepper, memo))
+
+
+# ----------------------------------------------------------------------------- errors
+def user_error(lang: str, exc: BaseException) -> gr.Error:
+    """A clear, translated error for the toast; the session's state is left as it was."""
+    key = "model_error" if type(exc).__name__ == "ModelError" else "bad_input"
+    return gr.Error(t(lang, key, msg=str(exc)), title=t(lang, "error"), print_exception=False)
+
+
+def guarded(fn: Callable) -> Callable:
+    """Turn the core's user errors into ``gr.Error``; the handler's first argument is ``lang``
+    when it is a string (all our handlers take the language as first input)."""
+
+    def lang_of(args: tuple) -> str:
+        return args[0] if args and isinstance(args[0], str) else "en"
+
+    if _is_gen(fn):
+        @functools.wraps(fn)
+        def gen_wrapper(*args: Any, **kw: Any):
+            try:
+                yield from fn(*args, **kw)
+            except USER_ERRORS as e:
+                raise user_error(lang_of(args), e) from None
+        return gen_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any):
+        try:
+            return fn(*args, **kw)
+        except USER_ERRORS as e:
+            raise user_error(lang_of(args), e) from None
+    return wrapper
+
+
+def _is_gen(fn: Callable) -> bool:
+    import inspect
+    return inspect.isgeneratorfunction(fn)
+
+
+# ----------------------------------------------------------------------------- labels
+class Labels:
+    """Remembers which component shows which string, so a language switch can relabel them.
+
+    ``kind`` is the property to update: ``label`` (with ``info`` if a ``<key>_info`` string
+    exists), ``value`` (buttons, markdown) or ``choices`` (a callable lang -> choices)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[Any, str, str, Any]] = []
+
+    def __call__(self, comp: Any, key: str, kind: str = "label", extra: Any = None) -> Any:
+        self.items.append((comp, key, kind, extra))
+        return comp
+
+    def updates(self, lang: str) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for comp, key, kind, extra in self.items:
+            if kind == "label":
+                kw = {"label": t(lang, key)}
+                info = t(lang, key + "_info")
+                if info != key + "_info":
+                    kw["info"] = info
+                out[comp] = gr.update(**kw)
+            elif kind == "choices":
+                out[comp] = gr.update(label=t(lang, key), choices=extra(lang))
+            else:
+                out[comp] = gr.update(**{kind: t(lang, key)})
+        return out
+
+    def components(self) -> list[Any]:
+        return [c for c, *_ in self.items]

@@ -1,0 +1,78 @@
+"""Share a setup through the page's query string.
+
+``encode`` turns the Explorer's inputs into ``?model=…&prompt=…&T=0.7&top_p=0.9&order=vllm``;
+``decode`` reads ``request.query_params`` back into control values. Unknown keys are
+ignored and a bad value is skipped with a note (the rest is still restored), so an old or
+hand-edited link never breaks the page. Range checks stay in the core (the settings are
+validated when the user steps).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+from urllib.parse import urlencode
+
+from decoding_lab.settings import PRESET_ORDERS
+from decoding_lab.ui.state import CUSTOM, DEFAULTS
+
+#: control key -> short URL key
+URL_KEYS: dict[str, str] = {"temperature": "T", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
+                            "typical_p": "typical_p", "repetition_penalty": "rep", "presence_penalty": "presence",
+                            "frequency_penalty": "frequency", "no_repeat_ngram_size": "ngram", "seed": "seed"}
+INTS = {"top_k", "no_repeat_ngram_size", "seed"}
+MAX_PROMPT = 4000
+
+
+def encode(model: str, prompt: str, chat: str, values: Mapping[str, Any], top_n: Any = None, lang: str = "en") -> str:
+    """Only values that differ from the defaults go into the link (short links)."""
+    q: dict[str, Any] = {"model": model, "prompt": prompt[:MAX_PROMPT], "chat": chat}
+    for key, short in URL_KEYS.items():
+        v = values.get(key)
+        if v is not None and v != DEFAULTS[key]:
+            q[short] = f"{v:g}" if isinstance(v, float) else v
+    preset = values.get("order_preset") or "transformers"
+    order = values.get("custom_order") if preset == CUSTOM else preset
+    if order and order != "transformers":
+        q["order"] = order
+    if top_n not in (None, "", 20):
+        q["n"] = int(top_n)
+    if lang and lang != "en":
+        q["lang"] = lang
+    return urlencode(q)
+
+
+def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Query parameters -> ({control key: value}, [notes about skipped values]).
+
+    Keys in the result: model, prompt, chat, lang, top_n and every settings key present."""
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    for key in ("model", "prompt"):
+        if params.get(key):
+            out[key] = str(params[key])[:MAX_PROMPT]
+    if params.get("chat") in ("chat", "raw"):
+        out["chat"] = params["chat"]
+    if params.get("lang"):
+        out["lang"] = "zh" if str(params["lang"]).lower().startswith("zh") else "en"
+    for key, short in URL_KEYS.items():
+        if short not in params:
+            continue
+        try:
+            num = float(params[short])
+            out[key] = int(num) if key in INTS and num.is_integer() else num
+        except ValueError:
+            notes.append(f"{short}={params[short]!r} is not a number; kept the default")
+    if params.get("n"):
+        try:
+            out["top_n"] = int(float(params["n"]))
+        except ValueError:
+            notes.append(f"n={params['n']!r} is not a number")
+    order = (params.get("order") or "").strip()
+    if order:
+        if order.lower() in PRESET_ORDERS:
+            out["order_preset"] = order.lower()
+            out["custom_order"] = ",".join(PRESET_ORDERS[order.lower()])
+        else:
+            out["order_preset"] = CUSTOM
+            out["custom_order"] = order
+    return out, notes

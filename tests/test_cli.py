@@ -1,0 +1,77 @@
+"""The command line: bad input exits 2 with one line and no traceback; real runs print JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "decoding_lab", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["step", "--temperature", "-1"], "temperature"),
+    (["step", "--top-p", "1.5"], "top-p"),
+    (["step", "--top-k", "-5"], "top-k"),
+    (["step", "--order", "temperature,bogus"], "bogus"),
+    (["step", "--temperature", "abc"], "invalid float"),
+    (["step", "--steps", "0"], "--steps"),
+    (["generate", "--strategy", "sample", "--temperature", "0"], "temperature"),
+    (["generate", "--strategy", "nope"], "invalid choice"),
+    (["step", "--model", "no-such-owner/no-such-model-xyz"], "could not"),
+    (["step", "--model", "../../etc/passwd"], ""),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_clear_line(args, needle):
+    r = run_cli(*args, timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert needle.lower() in lines[0].lower()
+
+
+def test_models_lists_bundled():
+    r = run_cli("models", "--json")
+    assert r.returncode == 0, r.stderr
+    names = [m["name"] for m in json.loads(r.stdout)["models"]]
+    assert "smollm2-135m-instruct" in names and "gemma-3-270m" in names
+
+
+@pytest.mark.real
+def test_step_json_on_the_default_model():
+    r = run_cli("step", "--prompt", "The capital of France is", "--raw", "--temperature", "0.7", "--top-p", "0.9",
+                "--steps", "3", "--seed", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    steps = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(steps) == 3
+    for s in steps:
+        assert {"chosen_token_id", "chosen_token", "entropy", "dH_dT", "stages", "top"} <= set(s)
+        assert [st["name"] for st in s["stages"]] == ["temperature", "top-p"]
+        for st in s["stages"]:
+            assert {"name", "kept", "removed_mass", "entropy_after"} <= set(st)
+        assert {"token_id", "token", "logit", "p_raw", "p_final"} <= set(s["top"][0])
+    # same seed, same tokens
+    again = run_cli("step", "--prompt", "The capital of France is", "--raw", "--temperature", "0.7", "--top-p", "0.9",
+                    "--steps", "3", "--seed", "1", "--json")
+    assert [json.loads(x)["chosen_token_id"] for x in again.stdout.splitlines()] == [s["chosen_token_id"] for s in steps]
+
+
+@pytest.mark.real
+def test_generate_json_greedy_chat():
+    r = run_cli("generate", "--prompt", "What is the capital of France?", "--chat", "--strategy", "greedy",
+                "--max-new-tokens", "12", "--json")
+    assert r.returncode == 0, r.stderr
+    seqs = json.loads(r.stdout)["sequences"]
+    assert len(seqs) == 1 and "Paris" in seqs[0]["text"]
+    assert all(isinstance(t, int) for t in seqs[0]["token_ids"]) and "score" in seqs[0]

@@ -1,0 +1,86 @@
+"""Tests on the real bundled models (GGUF packages installed in the venv). Slow-ish: the first
+GGUF conversion takes ~15 s (SmolLM2) and ~50 s (Gemma) on 2 cores; cached loads a few seconds."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from decoding_lab import models as M
+
+pytestmark = pytest.mark.real
+
+VOCAB = {"smollm2-135m-instruct": 49152, "gemma-3-270m": 262144}
+FIXED_PROMPT = "The quick brown fox jumps over the lazy dog. Once upon a time"
+
+
+def _installed(name: str) -> bool:
+    return {r["name"]: r["installed"] for r in M.list_models()}[name]
+
+
+@pytest.fixture(scope="session", params=list(VOCAB))
+def lm(request) -> M.LoadedModel:
+    if not _installed(request.param):
+        pytest.skip(f"{request.param}: bundled package not installed ({M.BUNDLED[request.param].install_hint})")
+    return M.get_model(request.param)
+
+
+def _logits(loaded: M.LoadedModel, ids: list[int]) -> torch.Tensor:
+    with torch.inference_mode():
+        return loaded.model(torch.tensor([ids], device=loaded.device)).logits[0].float().cpu()
+
+
+def _greedy(loaded: M.LoadedModel, ids: list[int], n: int = 12) -> str:
+    with torch.inference_mode():
+        out = loaded.model.generate(torch.tensor([ids], device=loaded.device), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                                    max_new_tokens=n, do_sample=False, pad_token_id=loaded.eos_token_ids[0])
+    return loaded.decode(out[0, len(ids):].tolist())
+
+
+def test_basic_facts(lm):
+    assert lm.vocab_size == VOCAB[lm.name]
+    assert lm.source in ("bundled-gguf", "cache")
+    assert not lm.model.training and lm.model.dtype == torch.float32
+    assert lm.eos_token_ids and len(set(lm.eos_token_ids)) == len(lm.eos_token_ids)
+    assert _logits(lm, lm.encode_prompt("Hello", chat=False)).shape[-1] == lm.vocab_size
+    assert lm.token_str(lm.encode_prompt(" the", chat=False)[-1]).strip() == "the"
+
+
+def test_chat_templates(lm):
+    if lm.name == "smollm2-135m-instruct":
+        assert lm.has_chat_template
+        ids = lm.encode_prompt("Hi", chat=True)
+        assert lm.decode(ids).endswith("<|im_start|>assistant\n")
+    else:  # Gemma 3 270M is a base model
+        assert not lm.has_chat_template
+        with pytest.raises(M.ModelError, match="raw mode"):
+            lm.encode_prompt("Hi", chat=True)
+        assert lm.encode_prompt("Hi", chat=False)[0] == lm.tokenizer.bos_token_id  # Gemma wants <bos>
+
+
+def test_capital_of_france(lm):
+    if lm.has_chat_template:
+        ids = lm.encode_prompt("What is the capital of France?", chat=True)
+    else:
+        ids = lm.encode_prompt("The capital of France is", chat=False)
+    assert "Paris" in _greedy(lm, ids)
+
+
+def test_cache_matches_gguf(lm, tmp_path):
+    """The converted cache reproduces the GGUF load bit for bit (weights, config, tokenizer)."""
+    if lm.source == "bundled-gguf":
+        cold = lm  # this session converted it: write a cache of exactly that model
+        M._save_cache(cold.model, cold.tokenizer, tmp_path / lm.name)
+    else:
+        cold = M.load_model(lm.name, cache_dir=tmp_path)  # converts and writes the cache
+        assert cold.source == "bundled-gguf"
+    warm = M.load_model(lm.name, cache_dir=tmp_path)
+    assert warm.source == "cache"
+    assert warm.load_seconds < cold.load_seconds
+    for chat in ([False, True] if cold.has_chat_template else [False]):
+        assert warm.encode_prompt(FIXED_PROMPT, chat) == cold.encode_prompt(FIXED_PROMPT, chat)
+    ids = cold.encode_prompt(FIXED_PROMPT, chat=False)
+    assert torch.equal(_logits(warm, ids), _logits(cold, ids))
+    assert (warm.vocab_size, warm.eos_token_ids, warm.has_chat_template) == \
+           (cold.vocab_size, cold.eos_token_ids, cold.has_chat_template)
+    assert warm.tokenizer.chat_template == cold.tokenizer.chat_template

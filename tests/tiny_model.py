@@ -1,0 +1,42 @@
+"""A tiny random-weight causal LM with the same interface as ``models.LoadedModel``.
+
+Fast tests run the real stepper, KV cache and strategies on it in milliseconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+@dataclass
+class TinyLM:
+    model: LlamaForCausalLM
+    vocab_size: int
+    name: str = "tiny-random-llama"
+    has_chat_template: bool = False
+    eos_token_ids: tuple[int, ...] = (1,)
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+
+    def encode_prompt(self, prompt: str, chat: bool = False) -> list[int]:
+        # One token per character, shifted past the special ids 0 and 1.
+        return [2 + (ord(c) % (self.vocab_size - 2)) for c in prompt]
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(self.token_str(i) for i in ids)
+
+    def token_str(self, token_id: int) -> str:
+        return f"<{token_id}>"
+
+
+def make_tiny_lm(vocab_size: int = 96, seed: int = 0, eos: tuple[int, ...] = (1,)) -> TinyLM:
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         bos_token_id=0, eos_token_id=list(eos), pad_token_id=0, tie_word_embeddings=False)
+    model = LlamaForCausalLM(config).eval()
+    # Random init gives nearly uniform logits; scale the head so distributions have shape.
+    with torch.no_grad():
+        model.lm_head.weight.mul_(40.0)
+    return TinyLM(model=model, vocab_size=vocab_size, eos_token_ids=eos)
