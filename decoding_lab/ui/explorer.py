@@ -38,12 +38,12 @@ def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str,
     with gr.Row():
         c["top_k"] = L(gr.Number(d["top_k"], precision=0, minimum=0, label=t(lang, "top_k"), info=t(lang, "top_k_info"),
                                  elem_id=f"{prefix}top-k"), "top_k")
-        c["top_p"] = L(gr.Slider(0.01, 1, value=d["top_p"], step=0.01, label=t(lang, "top_p"), info=t(lang, "top_p_info"),
+        c["top_p"] = L(gr.Slider(0, 1, value=d["top_p"], step=0.01, label=t(lang, "top_p"), info=t(lang, "top_p_info"),
                                  elem_id=f"{prefix}top-p"), "top_p")
     with gr.Row():
         c["min_p"] = L(gr.Slider(0, 1, value=d["min_p"], step=0.01, label=t(lang, "min_p"), info=t(lang, "min_p_info"),
                                  elem_id=f"{prefix}min-p"), "min_p")
-        c["typical_p"] = L(gr.Slider(0.01, 1, value=d["typical_p"], step=0.01, label=t(lang, "typical_p"),
+        c["typical_p"] = L(gr.Slider(0, 1, value=d["typical_p"], step=0.01, label=t(lang, "typical_p"),
                                      info=t(lang, "typical_p_info"), elem_id=f"{prefix}typical-p"), "typical_p")
     with gr.Accordion(t(lang, "penalties_box"), open=False) as acc:
         L(acc, "penalties_box")
@@ -132,7 +132,7 @@ def build(L: Labels, lang: str = "en") -> SimpleNamespace:
                 with gr.Row():
                     ui.export = L(gr.Button(t(lang, "export"), elem_id="export-btn"), "export", "value")
                     ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                                         elem_id="export-files"), "export_files")
+                                         elem_id="export-files", height=90), "export_files")
                 ui.share = L(gr.Textbox("", label=t(lang, "share"), elem_id="share-query", buttons=["copy"],
                                         interactive=False), "share")
     return ui

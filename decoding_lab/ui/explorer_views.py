@@ -61,7 +61,7 @@ def numbers_md(trace: Any, lang: str) -> str:
     """'This step in numbers': entropies, dH/dT, margin, tail mass, kept count, timing."""
     if trace is None:
         return t(lang, "no_session")
-    fmt = lambda x: "—" if x is None else f"{x:.4f}"  # noqa: E731
+    fmt = lambda x: "—" if x is None else f"{0.0 if abs(x) < 5e-5 else x:.4f}"  # noqa: E731
     lines = [f"| | |", "|---|---|",
              f"| {t(lang, 'n_chosen')} | `{html.escape(show_token(trace.chosen_token))}` (id {trace.chosen_token_id}, "
              f"rank {trace.chosen_rank}, p raw {trace.chosen_p_raw:.4f}, p final {trace.chosen_p_final:.4f}) |",
@@ -76,7 +76,7 @@ def numbers_md(trace: Any, lang: str) -> str:
         lines.append(f"| {t(lang, 'n_below', th=th, count=f'{count:,}')} | {fmt(mass)} |")
     lines.append(f"| {t(lang, 'n_kept')} | {trace.kept_final:,} |")
     tm = trace.timings
-    lines.append(f"| ⏱ | {t(lang, 'n_time', fwd=1000 * tm.get('forward', 0), chain=1000 * tm.get('chain', 0))} |")
+    lines.append(f"| {t(lang, 'n_time_label')} | {t(lang, 'n_time', fwd=1000 * tm.get('forward', 0), chain=1000 * tm.get('chain', 0))} |")
     return "\n".join(lines)
 
 

@@ -47,14 +47,15 @@ EN: dict[str, str] = {
     "entropy_title": "Entropy H(T) of the logits entering temperature", "temperature_axis": "temperature T",
     "entropy_axis": "H (nats)", "current_T": "current T = {T:g}", "greedy_note": "T = 0: greedy",
     "generated": "Generated text", "generated_hint": "colour = probability of the chosen token; hover for rank and p",
-    "history": "Step history", "numbers": "This step in numbers",
+    "history": "Step history", "numbers": "This step in numbers", "penalties_box": "Penalties and n-gram blocking",
+    "generated_md": "**Generated text**", "numbers_md": "**This step in numbers**",
     "col_step": "step", "col_token": "token", "col_id": "id", "col_rank": "rank", "col_p_raw": "p raw",
     "col_p_final": "p final", "col_H": "H", "col_H_T": "H(T)", "col_kept": "kept", "col_forced": "forced",
     "col_ms": "ms",
     "n_H": "Entropy H (T = 1)", "n_H_T": "Entropy at current T", "n_H_final": "Entropy of final distribution",
     "n_dHdT": "dH/dT at current T", "n_margin": "Top-1 − top-2 logit margin", "n_tail": "Mass outside the top {n}",
     "n_below": "Mass in tokens with p < {th} ({count} tokens)", "n_kept": "Tokens the selector could pick",
-    "n_chosen": "Chosen", "n_time": "Time: forward {fwd:.0f} ms, chain {chain:.1f} ms",
+    "n_chosen": "Chosen", "n_time_label": "Time", "n_time": "forward {fwd:.0f} ms, chain {chain:.1f} ms",
     "status_ready": "Model **{model}** ready · prompt {n} tokens · prefill {ms:.0f} ms",
     "status_step": "Step {step} · chose {token} (rank {rank}, p = {p:.3f}) · {ms:.0f} ms",
     "status_finished": "Reached an end-of-sequence token. Undo, force another token or Reset.",
@@ -77,9 +78,14 @@ EN: dict[str, str] = {
     # beam
     "beam_intro": "Watch beam search keep, prune and finish hypotheses; see how the length penalty α picks the winner.",
     "beam_run": "Run beam search", "beam_tree": "Beam tree", "beam_step_axis": "step", "beam_rank_axis": "beam slot",
-    "kept": "kept", "pruned": "pruned", "finished": "finished", "beam_alphas": "α values to compare",
+    "kept": "kept", "live": "live beam", "pruned": "pruned", "finished": "finished", "rejected": "rejected", "beam_alphas": "α values to compare",
     "beam_ranking": "Finished hypotheses ranked under each α", "col_hyp": "hypothesis", "col_len_tok": "tokens",
     "col_sum_lp": "sum log p", "col_alpha": "score / rank at α = {a:g}", "beam_winner": "winner",
+    "early_stopping": "Early stopping", "col_distinct1": "distinct-1", "col_distinct2": "distinct-2",
+    "beam_note": "Ranking: score = (sum of log p) / length^α over every hypothesis that ended inside the top beams "
+                 "(★ = winner). α > 0 favours longer answers, α < 0 shorter ones. A different α would also have "
+                 "changed which beams the search kept, so this re-ranks only the hypotheses this run found.",
+    "beam_status": "{steps} steps · {hyps} finished hypotheses · stopped by: {reason} · best: “{text}”",
 }
 
 ZH: dict[str, str] = {
@@ -109,13 +115,14 @@ ZH: dict[str, str] = {
     "entropy_title": "进入温度阶段的 logits 的熵 H(T)", "temperature_axis": "温度 T", "entropy_axis": "H（奈特）",
     "current_T": "当前 T = {T:g}", "greedy_note": "T = 0：贪心",
     "generated": "生成的文本", "generated_hint": "颜色 = 被选词元的概率；悬停查看排名和概率",
-    "history": "步骤历史", "numbers": "本步数据",
+    "history": "步骤历史", "numbers": "本步数据", "penalties_box": "惩罚与 n-gram 屏蔽",
+    "generated_md": "**生成的文本**", "numbers_md": "**本步数据**",
     "col_step": "步", "col_token": "词元", "col_id": "id", "col_rank": "排名", "col_p_raw": "原始 p",
     "col_p_final": "最终 p", "col_H": "H", "col_H_T": "H(T)", "col_kept": "保留", "col_forced": "强制", "col_ms": "毫秒",
     "n_H": "熵 H（T = 1）", "n_H_T": "当前温度下的熵", "n_H_final": "最终分布的熵", "n_dHdT": "当前温度下的 dH/dT",
     "n_margin": "第一与第二 logit 之差", "n_tail": "前 {n} 个之外的概率质量",
     "n_below": "p < {th} 的词元的概率质量（{count} 个）", "n_kept": "选择器可选的词元数", "n_chosen": "被选中",
-    "n_time": "耗时：前向 {fwd:.0f} 毫秒，阶段链 {chain:.1f} 毫秒",
+    "n_time_label": "耗时", "n_time": "前向 {fwd:.0f} 毫秒，阶段链 {chain:.1f} 毫秒",
     "status_ready": "模型 **{model}** 已就绪 · 提示词 {n} 个词元 · 预填充 {ms:.0f} 毫秒",
     "status_step": "第 {step} 步 · 选择 {token}（排名 {rank}，p = {p:.3f}）· {ms:.0f} 毫秒",
     "status_finished": "已生成结束符。可撤销、强制其他词元或重置。",
@@ -131,9 +138,13 @@ ZH: dict[str, str] = {
     "cmp_waiting": "等待中…", "cmp_sent": "第 {i} 列的设置已发送到“探索”。", "cmp_missing": "策略模块尚不可用。",
     "beam_intro": "观察束搜索如何保留、剪枝和完成假设；看长度惩罚 α 如何决定最终结果。",
     "beam_run": "运行束搜索", "beam_tree": "束搜索树", "beam_step_axis": "步", "beam_rank_axis": "束位置",
-    "kept": "保留", "pruned": "剪枝", "finished": "完成", "beam_alphas": "要比较的 α 值",
+    "kept": "保留", "live": "存活的束", "pruned": "剪枝", "finished": "完成", "rejected": "被拒绝", "beam_alphas": "要比较的 α 值",
     "beam_ranking": "各 α 下已完成假设的排名", "col_hyp": "假设", "col_len_tok": "词元数", "col_sum_lp": "log p 之和",
     "col_alpha": "α = {a:g} 时的得分 / 排名", "beam_winner": "胜出",
+    "early_stopping": "提前停止", "col_distinct1": "distinct-1", "col_distinct2": "distinct-2",
+    "beam_note": "排名：得分 =（log p 之和）/ 长度^α，范围是在前几束内结束的所有假设（★ = 胜出）。α > 0 偏向更长的回答，"
+                 "α < 0 偏向更短的回答。不同的 α 也会改变搜索保留哪些束，所以这里只对本次找到的假设重新排名。",
+    "beam_status": "{steps} 步 · {hyps} 个完成的假设 · 停止原因：{reason} · 最佳：“{text}”",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

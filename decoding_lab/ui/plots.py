@@ -112,7 +112,8 @@ def entropy_chart(curve: Sequence[Sequence[float]], trace: Any, lang: str) -> go
         fig.add_scatter(x=[T], y=[trace.entropy_T], mode="markers", name=t(lang, "current_T", T=T),
                         marker=dict(color=ORANGE, size=11),
                         hovertemplate=f"T = {T:g}<br>H = {trace.entropy_T:.3f}<br>dH/dT = {trace.dH_dT:.3f}<extra></extra>")
-    fig.update_xaxes(title=t(lang, "temperature_axis"), type="log")
+    ticks = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3]
+    fig.update_xaxes(title=t(lang, "temperature_axis"), type="log", tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
     fig.update_yaxes(title=t(lang, "entropy_axis"), rangemode="tozero")
     return _layout(fig, t(lang, "entropy_title"), 320)
 

@@ -120,6 +120,15 @@ def guarded(fn: Callable) -> Callable:
     return wrapper
 
 
+def with_params(fn: Callable, names: list[str]) -> Callable:
+    """Give a ``*args`` handler named parameters, so the API page and ``gradio_client``
+    show ``temperature`` instead of ``param_6`` (gradio reads ``inspect.signature``)."""
+    import inspect
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    fn.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])  # type: ignore[attr-defined]
+    return fn
+
+
 def _is_gen(fn: Callable) -> bool:
     import inspect
     return inspect.isgeneratorfunction(fn)

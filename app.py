@@ -1,0 +1,21 @@
+"""Decoding Lab web app: builds the Blocks from ``decoding_lab.ui`` and launches it.
+
+    python app.py                         # http://127.0.0.1:7860
+    DECODING_LAB_HOST=0.0.0.0 PORT=7860 python app.py
+"""
+
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from decoding_lab.ui import build_demo, launch_kwargs  # noqa: E402
+
+demo = build_demo()
+
+if __name__ == "__main__":
+    from decoding_lab.ui.runtime import warm_up
+
+    warm_up()  # load the default model in the background while the page comes up
+    port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
+    demo.queue(default_concurrency_limit=2, max_size=64)
+    demo.launch(server_name=os.environ.get("DECODING_LAB_HOST", "127.0.0.1"), server_port=port, **launch_kwargs())

@@ -1,0 +1,228 @@
+"""``python -m decoding_lab bench --json``: measured side by side, in one run.
+
+Ratios, not absolute times, are the point: these machines are shared, so each
+comparison interleaves its two contenders round by round and reports the ratio of
+medians. Sections:
+
+* step overhead: a fully traced step (every stage recorded, statistics computed)
+  relative to a bare KV-cached forward pass plus argmax;
+* throughput against transformers ``generate`` with identical settings (greedy, beam
+  search with 4 beams, 16 samples of one 400-token prompt), with output identity checked
+  for greedy and beam;
+* per-operation sampling cost on the 49k and 262k vocabularies;
+* grammar mask cost per token relative to the forward pass (when the grammar module is present);
+* cold and warm start of each bundled model, and resident memory with 8 sessions open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from decoding_lab.forward import forward, new_cache
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import MinP, TopK, TopP, TypicalP, History
+
+TRACED_SETTINGS = SamplingSettings(temperature=0.7, top_k=40, top_p=0.95, min_p=0.05, repetition_penalty=1.1, seed=0)
+
+
+def _median_time(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _interleaved(a: Callable[[], Any], b: Callable[[], Any], rounds: int) -> tuple[float, float]:
+    """Median seconds of a and of b, alternating a, b, a, b … so load drifts hit both."""
+    ta, tb = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter(); a(); ta.append(time.perf_counter() - t0)  # noqa: E702
+        t0 = time.perf_counter(); b(); tb.append(time.perf_counter() - t0)  # noqa: E702
+    return statistics.median(ta), statistics.median(tb)
+
+
+# ------------------------------------------------------------------------------ sections
+def step_overhead(lm: Any, tokens: int = 24, rounds: int = 5) -> dict[str, Any]:
+    from decoding_lab.stepper import Stepper
+    prompt = lm.encode_prompt("Write a short story about a lighthouse keeper.", lm.has_chat_template)
+
+    def traced() -> None:
+        s = Stepper(lm, prompt, TRACED_SETTINGS)
+        t0 = time.perf_counter()
+        s.steps(tokens)
+        traced.per_step = (time.perf_counter() - t0) / max(1, len(s.tokens))  # type: ignore[attr-defined]
+
+    def bare() -> None:
+        cache = new_cache(lm.model)
+        logits = forward(lm.model, torch.tensor([prompt]), cache)
+        t0 = time.perf_counter()
+        for _ in range(tokens):
+            tok = logits.argmax(-1, keepdim=True)
+            logits = forward(lm.model, tok, cache)
+        bare.per_step = (time.perf_counter() - t0) / tokens  # type: ignore[attr-defined]
+
+    per_traced, per_bare = [], []
+    for _ in range(rounds):
+        traced(); per_traced.append(traced.per_step)  # type: ignore[attr-defined]  # noqa: E702
+        bare(); per_bare.append(bare.per_step)  # type: ignore[attr-defined]  # noqa: E702
+    t, b = statistics.median(per_traced), statistics.median(per_bare)
+    return {"model": lm.name, "settings": TRACED_SETTINGS.to_json(), "traced_step_s": t, "bare_step_s": b,
+            "ratio": t / b, "target": 1.15}
+
+
+def sampling_ops(vocab_sizes: tuple[int, ...] = (49152, 262144), repeats: int = 30) -> list[dict[str, Any]]:
+    rows = []
+    for v in vocab_sizes:
+        z = torch.randn(1, v, generator=torch.Generator().manual_seed(0)) * 3
+        h = History.empty()
+        ops = {"top-k 40": TopK(40), "top-p 0.95 (sort)": TopP(0.95), "min-p 0.05": MinP(0.05),
+               "typical-p 0.95": TypicalP(0.95)}
+        for name, stage in ops.items():
+            stage.transform(z, h)
+            rows.append({"vocab": v, "op": name, "us": 1e6 * _median_time(lambda: stage.transform(z, h), repeats)})
+        rows.append({"vocab": v, "op": "softmax", "us": 1e6 * _median_time(lambda: torch.softmax(z, -1), repeats)})
+    return rows
+
+
+def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
+    from decoding_lab.models import load_model
+    out = []
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            cold = load_model(name, cache_dir=Path(tmp))
+            cold_s = cold.load_seconds
+            del cold; gc.collect()  # noqa: E702
+            warm = load_model(name, cache_dir=Path(tmp))
+            out.append({"model": name, "cold_s": cold_s, "warm_s": warm.load_seconds, "warm_source": warm.source,
+                        "target_warm_s": 10.0 if name == "smollm2-135m-instruct" else None})
+            del warm; gc.collect()  # noqa: E702
+    return out
+
+
+def memory_with_sessions(lm: Any, sessions: int = 8, tokens: int = 32) -> dict[str, Any]:
+    import psutil
+    from decoding_lab.stepper import Stepper
+    proc = psutil.Process()
+    before = proc.memory_info().rss
+    prompt = lm.encode_prompt("Tell me about the moon.", lm.has_chat_template)
+    open_sessions = [Stepper(lm, prompt, TRACED_SETTINGS.replace(seed=i)) for i in range(sessions)]
+    for s in open_sessions:
+        s.steps(tokens)
+    rss = proc.memory_info().rss
+    return {"model": lm.name, "sessions": sessions, "tokens_each": tokens, "rss_gb": rss / 1e9,
+            "rss_before_sessions_gb": before / 1e9, "target_gb": 1.5}
+
+
+def throughput(lm: Any, rounds: int = 3) -> list[dict[str, Any]]:
+    """Our strategies against ``model.generate`` with the same settings."""
+    from decoding_lab import strategies
+    rows = []
+    prompt = lm.encode_prompt("Explain why the sky is blue.", lm.has_chat_template)
+    ids = torch.tensor([prompt])
+    greedy_settings = SamplingSettings(temperature=0.0)
+    common = dict(do_sample=False, top_k=None, top_p=None, temperature=None, pad_token_id=lm.eos_token_ids[0])
+
+    def ours_greedy() -> None:
+        ours_greedy.out = strategies.greedy(lm, prompt, greedy_settings, 48).sequences[0].token_ids  # type: ignore
+
+    def hf_greedy() -> None:
+        with torch.inference_mode():
+            hf_greedy.out = lm.model.generate(ids, max_new_tokens=48, min_new_tokens=0, **common)[0, len(prompt):].tolist()  # type: ignore
+
+    a, b = _interleaved(ours_greedy, hf_greedy, rounds)
+    rows.append({"case": "greedy, 48 tokens", "ours_s": a, "generate_s": b, "speedup": b / a, "target": 1.0,
+                 "identical": _strip_eos(ours_greedy.out, lm) == _strip_eos(hf_greedy.out, lm)})  # type: ignore
+
+    def ours_beam() -> None:
+        ours_beam.out = strategies.beam_search(lm, prompt, greedy_settings, 32, num_beams=4).sequences[0].token_ids  # type: ignore
+
+    def hf_beam() -> None:
+        with torch.inference_mode():
+            hf_beam.out = lm.model.generate(ids, max_new_tokens=32, num_beams=4, **common)[0, len(prompt):].tolist()  # type: ignore
+
+    a, b = _interleaved(ours_beam, hf_beam, rounds)
+    rows.append({"case": "beam search, 4 beams, 32 tokens", "ours_s": a, "generate_s": b, "speedup": b / a,
+                 "target": 1.0, "identical": _strip_eos(ours_beam.out, lm) == _strip_eos(hf_beam.out, lm)})  # type: ignore
+
+    long_prompt = (prompt * (400 // len(prompt) + 1))[:400]
+    long_ids = torch.tensor([long_prompt])
+    sample_settings = SamplingSettings(temperature=0.8, top_p=0.95, seed=0)
+
+    def ours_sample() -> None:
+        strategies.sample(lm, long_prompt, sample_settings, 32, n=16)
+
+    def hf_sample() -> None:
+        with torch.inference_mode():
+            lm.model.generate(long_ids, max_new_tokens=32, do_sample=True, temperature=0.8, top_p=0.95, top_k=None,
+                              num_return_sequences=16, pad_token_id=lm.eos_token_ids[0])
+
+    a, b = _interleaved(ours_sample, hf_sample, max(1, rounds - 1))
+    rows.append({"case": "16 samples of a 400-token prompt, 32 tokens", "ours_s": a, "generate_s": b,
+                 "speedup": b / a, "target": 2.0})
+    return rows
+
+
+def _strip_eos(ids: list[int], lm: Any) -> list[int]:
+    out = []
+    for t in ids:
+        if t in lm.eos_token_ids:
+            break
+        out.append(t)
+    return out
+
+
+def grammar_cost(lm: Any) -> dict[str, Any] | None:
+    try:
+        from decoding_lab.grammar import benchmark_mask
+    except ImportError:
+        return None
+    return benchmark_mask(lm)
+
+
+# ------------------------------------------------------------------------------ command
+def run(args: argparse.Namespace) -> None:
+    from decoding_lab.models import BUNDLED, DEFAULT_MODEL, get_model
+    torch.manual_seed(0)
+    sections = set((args.only or "overhead,ops,throughput,grammar,start,memory").split(","))
+    lm = get_model(args.model or DEFAULT_MODEL)
+    report: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
+    if "overhead" in sections:
+        report["step_overhead"] = [step_overhead(lm)]
+        if args.all_models:
+            report["step_overhead"] += [step_overhead(get_model(n)) for n in BUNDLED if n != lm.name]
+    if "ops" in sections:
+        report["sampling_ops"] = sampling_ops()
+    if "throughput" in sections:
+        report["throughput"] = throughput(lm)
+    if "grammar" in sections:
+        report["grammar"] = grammar_cost(lm)
+    if "memory" in sections:
+        report["memory"] = memory_with_sessions(lm)
+    if "start" in sections:
+        report["start"] = start_times(tuple(BUNDLED) if args.all_models else (lm.name,))
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        for k, v in report.items():
+            print(k, json.dumps(v, indent=1))
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bench", help="measure overhead, throughput, sampling cost, start time, memory")
+    p.add_argument("--model", default=None)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
+    p.add_argument("--only", default=None, help="comma-separated sections: overhead,ops,throughput,grammar,start,memory")
+    p.set_defaults(handler=run)

@@ -1,0 +1,131 @@
+"""Temperature 0 is not a promise of determinism: the same greedy decode along
+different numerical paths.
+
+Greedy takes the argmax. When the two best logits are nearly tied (a small *margin*),
+anything that perturbs the logits by more than that margin can flip the choice — and
+once one token differs, the rest of the text follows a different path. Perturbations
+come from floating-point arithmetic: a sum computed in another order rounds
+differently. Real sources of such differences:
+
+* precision: float32 here, bfloat16 on many GPU servers;
+* the cache path: logits of a step computed incrementally from the KV cache versus
+  recomputed from the whole prefix in one pass (different matrix shapes, different
+  reduction orders);
+* batch composition: the same prompt alone or in a batch next to a longer prompt
+  (left padding changes shapes and kernels).
+
+``greedy_variants`` decodes the same prompt greedily along each path and reports where
+the texts first diverge, with the margin that was too small at that step.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from decoding_lab.forward import forward, new_cache
+from decoding_lab.stats import top_margin
+
+VARIANTS = ("float32, cached", "float32, full recompute", "bfloat16, cached", "batched with a longer prompt")
+
+
+@dataclass
+class VariantRun:
+    name: str
+    tokens: list[int]
+    margins: list[float]   # top-1 minus top-2 logit at each step, along this path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "tokens": self.tokens, "margins": self.margins}
+
+
+def _greedy_cached(model: Any, prompt: list[int], n: int) -> VariantRun:
+    cache = new_cache(model)
+    logits = forward(model, torch.tensor([prompt]), cache)[0]
+    toks, margins = [], []
+    for _ in range(n):
+        margins.append(top_margin(logits))
+        tok = int(logits.argmax())
+        toks.append(tok)
+        logits = forward(model, torch.tensor([[tok]]), cache)[0]
+    return VariantRun("", toks, margins)
+
+
+@torch.inference_mode()
+def _greedy_full(model: Any, prompt: list[int], n: int) -> VariantRun:
+    toks, margins = [], []
+    for _ in range(n):
+        logits = model(torch.tensor([prompt + toks])).logits[0, -1].float()
+        margins.append(top_margin(logits))
+        toks.append(int(logits.argmax()))
+    return VariantRun("", toks, margins)
+
+
+@torch.inference_mode()
+def _greedy_batched(model: Any, prompt: list[int], n: int, pad_id: int) -> VariantRun:
+    """Decode ``prompt`` as row 1 of a batch whose row 0 is a longer prompt (left padding)."""
+    other = (prompt * 3)[: len(prompt) * 2]
+    width = len(other)
+    ids = torch.tensor([other, [pad_id] * (width - len(prompt)) + prompt])
+    mask = torch.tensor([[1] * width, [0] * (width - len(prompt)) + [1] * len(prompt)])
+    cache = new_cache(model)
+    toks, margins = [], []
+    logits = forward(model, ids, cache, attention_mask=mask)
+    for _ in range(n):
+        row = logits[1]
+        margins.append(top_margin(row))
+        tok = int(row.argmax())
+        toks.append(tok)
+        nxt = torch.tensor([[int(logits[0].argmax())], [tok]])
+        mask = torch.cat([mask, torch.ones(2, 1, dtype=mask.dtype)], dim=1)
+        logits = forward(model, nxt, cache, attention_mask=mask)
+    return VariantRun("", toks, margins)
+
+
+def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
+                    variants: tuple[str, ...] = VARIANTS) -> dict[str, Any]:
+    """Run greedy decoding of ``prompt_ids`` along several numerical paths.
+
+    Returns ``{"runs": [...], "divergence": [{"variant", "step", "reference_token",
+    "variant_token", "reference_margin"}]}`` where each divergence is against the first
+    variant (the reference)."""
+    runners: dict[str, Callable[[], VariantRun]] = {
+        "float32, cached": lambda: _greedy_cached(lm.model, prompt_ids, max_new_tokens),
+        "float32, full recompute": lambda: _greedy_full(lm.model, prompt_ids, max_new_tokens),
+        "bfloat16, cached": lambda: _greedy_cached(_bf16(lm), prompt_ids, max_new_tokens),
+        "batched with a longer prompt": lambda: _greedy_batched(lm.model, prompt_ids, max_new_tokens,
+                                                                int(lm.eos_token_ids[0])),
+    }
+    runs = []
+    for name in variants:
+        if name not in runners:
+            raise ValueError(f"unknown variant {name!r}; known: {', '.join(runners)}")
+        run = runners[name]()
+        run.name = name
+        runs.append(run)
+    ref = runs[0]
+    divergences = []
+    for run in runs[1:]:
+        step = next((i for i, (a, b) in enumerate(zip(ref.tokens, run.tokens)) if a != b), None)
+        divergences.append({
+            "variant": run.name, "step": step,
+            "reference_token": None if step is None else lm.token_str(ref.tokens[step]),
+            "variant_token": None if step is None else lm.token_str(run.tokens[step]),
+            "reference_margin": None if step is None else ref.margins[step],
+        })
+    return {"runs": [r.to_json() for r in runs], "texts": {r.name: lm.decode(r.tokens) for r in runs},
+            "divergence": divergences}
+
+
+_BF16: dict[int, Any] = {}
+
+
+def _bf16(lm: Any) -> Any:
+    """A bfloat16 copy of the shared model, made once per process (read-only like the original)."""
+    key = id(lm.model)
+    if key not in _BF16:
+        _BF16[key] = copy.deepcopy(lm.model).to(torch.bfloat16).eval()
+    return _BF16[key]

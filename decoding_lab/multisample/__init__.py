@@ -1,0 +1,19 @@
+"""Many samples per prompt: pass@k, self-consistency, best-of-n, task sets with verifiers,
+temperature x truncation sweeps, calibrated temperature (CTD) and the verifier-tilted
+temperature stage.
+
+| module | what |
+|---|---|
+| ``passk``        | unbiased pass@k (Codex product form) and its uncertainty across problems |
+| ``selection``    | self-consistency (majority vote) and best-of-n |
+| ``tasks``        | task sets with verifiers (addition, capitals, multiple choice, reasoning-gym, HumanEval) |
+| ``extract``      | answers out of free text, by pattern |
+| ``constrained``  | answers by a second, constrained generation (choices / integer) |
+| ``sandbox``      | running model-written code in a limited child process |
+| ``sweep``        | temperature x truncation x penalty grid, cached per cell, resumable |
+| ``calibration``  | calibrated temperature decoding (CTD) from log p(y) vs correctness |
+| ``tilt``         | ``VerifierTilt`` stage: logits' = (z + eta * V) / T |
+| ``cli``          | the ``sweep`` and ``calibrate`` subcommands |
+
+Nothing here imports gradio or plotly.
+"""

@@ -1,0 +1,439 @@
+"""A temperature x truncation (x penalty) sweep: what each setting does to pass@1, pass@k,
+length, repetition and self-consistency on a task with a verifier.
+
+For every *cell* of the grid we draw ``n`` samples for each of the same ``problems``
+(one prefill per problem, n rows in one batch) and record, per sample, the extracted
+answer, whether it is right, its length, its sequence log-prob and its 4-gram
+repetition rate. From those the cell reports
+
+* pass@1 (= mean accuracy over the n samples) and unbiased pass@k for every k <= n,
+  each with its standard error across problems;
+* mean output length (tokens, EOS included) and mean 4-gram repetition rate;
+* self-consistency accuracy: majority vote over the n extracted answers;
+* the share of samples with no extractable answer.
+
+The lesson to look for (seed chapter 7): the temperature that maximises pass@1 is low,
+the one that maximises pass@k grows with k, because pass@k is carried by the problems
+the model only *sometimes* solves and samples at low temperature are near-copies.
+``best_by_k`` reads that off the grid.
+
+Design choices, all visible in the output JSON:
+
+* **Common random numbers**: problem i uses seed ``seed + i`` in every cell, so
+  differences between cells are not differences in luck.
+* **Temperature 0** is greedy: one generation stands for all n samples (they would be
+  identical), and truncation is left out (it never removes the argmax).
+* **Cache**: each finished cell is written to ``cache_dir/<key>.json``; the key hashes
+  everything that decides the cell (model, task, problems, n, length, settings, order,
+  chat mode, seed). A rerun (or a run that was stopped) picks up finished cells.
+
+    >>> cfg = SweepConfig(model="smollm2-135m-instruct", task="addition", problems=50, n=16)
+    >>> len(cfg.cells())                         # 4 temperatures x 4 truncations x 1 penalty
+    16
+    >>> cfg.cells()[5].label
+    'T=0.7 top-p none'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from decoding_lab.metrics import distinct_n, ngram_repetition_rate
+from decoding_lab.multisample import passk
+from decoding_lab.multisample.extract import EXTRACT_VERSION
+from decoding_lab.multisample.selection import majority_vote
+from decoding_lab.multisample.tasks import Problem, Task, get_task
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import SettingsError
+
+FORMAT = "decoding-lab-sweep/1"
+CELL_FORMAT = 1     # bump when what a cell stores changes: old cache files are then ignored
+
+#: Truncation presets (the seed's suggested grid plus top-k); ``name=value`` sets another value.
+TRUNCATIONS: dict[str, tuple[str, float | None]] = {
+    "none": ("", None), "top-p": ("top_p", 0.95), "min-p": ("min_p", 0.05), "top-k": ("top_k", 40)}
+#: Penalty presets; ``rep=1.3``, ``presence=0.5``, ``frequency=0.5`` set other values.
+PENALTIES: dict[str, tuple[str, float | None]] = {
+    "none": ("", None), "rep": ("repetition_penalty", 1.2), "presence": ("presence_penalty", 0.5),
+    "frequency": ("frequency_penalty", 0.5)}
+
+
+def _parse_axis(spec: str, table: dict[str, tuple[str, float | None]], what: str) -> tuple[str, dict[str, Any]]:
+    name, _, value = spec.strip().lower().partition("=")
+    if name not in table:
+        raise SettingsError(f"unknown {what} {spec!r}; known: {', '.join(table)} (optionally name=value)")
+    field_name, default = table[name]
+    if not field_name:
+        if value:
+            raise SettingsError(f"{what} 'none' takes no value, got {spec!r}")
+        return "none", {}
+    try:
+        v: float = float(value) if value else float(default)  # type: ignore[arg-type]
+    except ValueError:
+        raise SettingsError(f"{what} {spec!r}: the value must be a number") from None
+    if field_name == "top_k":
+        if v != int(v):
+            raise SettingsError(f"top-k must be a whole number, got {value}")
+        v = int(v)
+    label = name if not value else f"{name}={value}"
+    return label, {field_name: v}
+
+
+def parse_truncation(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"top-p"`` -> ``("top-p", {"top_p": 0.95})``; ``"min-p=0.1"`` -> ``("min-p=0.1", {"min_p": 0.1})``."""
+    return _parse_axis(spec, TRUNCATIONS, "truncation")
+
+
+def parse_penalty(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"rep"`` -> ``("rep", {"repetition_penalty": 1.2})``."""
+    return _parse_axis(spec, PENALTIES, "penalty")
+
+
+# --------------------------------------------------------------------------- grid
+@dataclass(frozen=True)
+class Cell:
+    temperature: float
+    truncation: str = "none"
+    penalty: str = "none"
+
+    @property
+    def label(self) -> str:
+        return f"T={self.temperature:g} {self.truncation} {self.penalty}"
+
+    def settings(self, order: str = "transformers", seed: int = 0) -> SamplingSettings:
+        changes: dict[str, Any] = {}
+        if self.temperature > 0:
+            changes.update(parse_truncation(self.truncation)[1])
+        changes.update(parse_penalty(self.penalty)[1])
+        return SamplingSettings(temperature=self.temperature, order=order, seed=seed, **changes)
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    model: str
+    task: str
+    problems: int = 50
+    n: int = 16
+    temperatures: tuple[float, ...] = (0.3, 0.7, 1.0, 1.3)
+    truncations: tuple[str, ...] = ("none", "top-p", "min-p", "top-k")
+    penalties: tuple[str, ...] = ("none",)
+    max_new_tokens: int = 40
+    seed: int = 0
+    chat: bool | None = None          # None: the task's default
+    order: str = "transformers"
+    start: int = 0                    # first problem (a held-out split starts after the calibration one)
+
+    def __post_init__(self) -> None:
+        if self.problems < 1 or self.n < 1 or self.max_new_tokens < 1:
+            raise SettingsError(f"problems, n and max_new_tokens must be >= 1, got {self.problems}, {self.n}, "
+                                f"{self.max_new_tokens}")
+        if not self.temperatures:
+            raise SettingsError("give at least one temperature")
+        for t in self.temperatures:
+            SamplingSettings(temperature=t)          # validates the range
+        for s in self.truncations:
+            parse_truncation(s)
+        for s in self.penalties:
+            parse_penalty(s)
+
+    def cells(self) -> list[Cell]:
+        """Truncation-major order (all temperatures of ``none`` first), so a partial run still
+        has whole temperature curves. Temperature 0 appears once per penalty."""
+        out: list[Cell] = []
+        for pen in self.penalties:
+            pen = parse_penalty(pen)[0]
+            for tr in self.truncations:
+                tr = parse_truncation(tr)[0]
+                for t in self.temperatures:
+                    cell = Cell(float(t), "none" if t == 0 else tr, pen)
+                    if cell not in out:
+                        out.append(cell)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["temperatures"], d["truncations"], d["penalties"] = list(self.temperatures), list(self.truncations), list(self.penalties)
+        return d
+
+
+# --------------------------------------------------------------------------- per-cell results
+def repetition_rate(tokens: list[int], n: int = 4) -> float:
+    """Share of the output's n-grams that already appeared earlier in the same output
+    (``decoding_lab.metrics.ngram_repetition_rate``)."""
+    return float(ngram_repetition_rate(list(tokens), n))
+
+
+def diversity(outputs: list[list[int]], n: int = 2) -> float:
+    """distinct-n pooled over one problem's samples: unique n-grams / all n-grams. n copies of
+    one text score 1/n of a single copy, so it falls when low temperature makes near-copies."""
+    return float(distinct_n([list(t) for t in outputs], n))
+
+
+@dataclass
+class ProblemOutcome:
+    index: int
+    reference: str
+    answers: list[str | None]
+    correct: list[bool]
+    lengths: list[int]
+    logprobs: list[float]             # sequence log-prob under the final (sampled) distribution
+    repetition: list[float]
+    vote: str | None = None
+    vote_correct: bool = False
+    distinct2: float | None = None    # distinct-2 pooled over this problem's n samples
+
+    @property
+    def c(self) -> int:
+        return sum(self.correct)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    settings: dict[str, Any]
+    n: int
+    outcomes: list[ProblemOutcome]
+    seconds: float
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    cached: bool = False
+    texts: list[list[str]] | None = field(default=None, repr=False)   # kept in the cache, so answers can be re-extracted
+    tokens: list[list[list[int]]] | None = field(default=None, repr=False)   # likewise, for token-level metrics
+
+    def metrics(self) -> dict[str, Any]:
+        c = [o.c for o in self.outcomes]
+        flat = lambda attr: [x for o in self.outcomes for x in getattr(o, attr)]  # noqa: E731
+        answers = flat("answers")
+        return {
+            "pass_at_k": [s.to_json() for s in passk.pass_at_k_curve(self.n, c)],
+            "pass1": passk.summarize(self.n, c, 1).mean,
+            "mean_length": sum(flat("lengths")) / len(answers),
+            "repetition_4gram": sum(flat("repetition")) / len(answers),
+            "self_consistency": sum(o.vote_correct for o in self.outcomes) / len(self.outcomes),
+            "no_answer": sum(a is None for a in answers) / len(answers),
+            "distinct2": (sum(d) / len(d)) if (d := [o.distinct2 for o in self.outcomes if o.distinct2 is not None])
+            else None,
+            "problems": len(self.outcomes),
+        }
+
+    def pass_at(self, k: int) -> float:
+        return passk.summarize(self.n, [o.c for o in self.outcomes], k).mean
+
+    def to_json(self, texts: bool = False) -> dict[str, Any]:
+        extra = {"texts": self.texts, "tokens": self.tokens} if texts and self.texts is not None else {}
+        return {**extra, "temperature": self.cell.temperature, "truncation": self.cell.truncation, "penalty": self.cell.penalty,
+                "label": self.cell.label, "settings": self.settings, "n": self.n, "seconds": self.seconds,
+                "cached": self.cached, "metrics": self.metrics(), "outcomes": [o.to_json() for o in self.outcomes],
+                "examples": self.examples}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "CellResult":
+        for o, toks in zip(d["outcomes"], d.get("tokens") or []):     # cells cached before distinct-2 existed
+            if o.get("distinct2") is None:
+                o["distinct2"] = diversity(toks * (d["n"] if len(toks) == 1 else 1))
+        return CellResult(Cell(d["temperature"], d["truncation"], d["penalty"]), d["settings"], d["n"],
+                          [ProblemOutcome(**o) for o in d["outcomes"]], d["seconds"], d.get("examples", []),
+                          cached=True, texts=d.get("texts"), tokens=d.get("tokens"))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Reported after each problem (and once per cached cell)."""
+
+    cell_index: int
+    cells: int
+    label: str
+    problem: int                      # problems done in this cell
+    problems: int
+    elapsed: float                    # seconds since the sweep started
+    cached: bool = False
+
+
+ProgressFn = Callable[[Progress], None]
+StopFn = Callable[[], bool]
+
+
+def run_cell(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig,
+             should_stop: StopFn | None = None, on_problem: Callable[[int], None] | None = None,
+             examples: int = 2) -> CellResult | None:
+    """Sample, extract and verify one cell. Returns None when ``should_stop`` interrupted it."""
+    from decoding_lab.strategies import sample
+    chat = task.chat if config.chat is None else config.chat
+    t0 = time.perf_counter()
+    greedy = cell.temperature == 0
+    outcomes: list[ProblemOutcome] = []
+    shown: list[dict[str, Any]] = []
+    texts: list[list[str]] = []
+    tokens: list[list[list[int]]] = []
+    for j, prob in enumerate(problems):
+        if should_stop is not None and should_stop():
+            return None
+        settings = cell.settings(config.order, seed=config.seed + prob.index)
+        ids = lm.encode_prompt(prob.prompt, chat)
+        res = sample(lm, ids, settings, n=1 if greedy else config.n, max_new_tokens=config.max_new_tokens,
+                     should_stop=should_stop)
+        if res.stopped:
+            return None
+        seqs = res.sequences * (config.n if greedy else 1)
+        verdicts = [task.verify(prob, s.text) for s in seqs]
+        texts.append([s.text for s in res.sequences])
+        tokens.append([list(s.token_ids) for s in res.sequences])
+        o = ProblemOutcome(prob.index, prob.answer, [v.answer for v in verdicts], [v.correct for v in verdicts],
+                           [len(s.token_ids) for s in seqs], [float(s.score) for s in seqs],
+                           [repetition_rate(s.token_ids) for s in seqs], distinct2=diversity([s.token_ids for s in seqs]))
+        if task.comparable:
+            vote = majority_vote(o.answers, o.logprobs)
+            o.vote = vote.answer
+            o.vote_correct = task.check(prob, vote.answer)
+        outcomes.append(o)
+        if j < examples:
+            shown.append({"problem": prob.index, "prompt": prob.prompt, "reference": prob.answer,
+                          "samples": [{"text": s.text, "answer": v.answer, "correct": v.correct}
+                                      for s, v in list(zip(seqs, verdicts))[:4]]})
+        if on_problem is not None:
+            on_problem(j + 1)
+    return CellResult(cell, cell.settings(config.order, config.seed).to_json(), config.n, outcomes,
+                      time.perf_counter() - t0, shown, texts=texts, tokens=tokens)
+
+
+def cell_key(config: SweepConfig, cell: Cell, model_name: str) -> str:
+    blob = json.dumps({"format": CELL_FORMAT, "extract": EXTRACT_VERSION,  "model": model_name, "task": config.task, "problems": config.problems,
+                       "start": config.start, "n": config.n, "max_new_tokens": config.max_new_tokens,
+                       "seed": config.seed, "chat": config.chat, "order": config.order,
+                       "settings": cell.settings(config.order, config.seed).to_json()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- the sweep
+@dataclass
+class SweepResult:
+    config: SweepConfig
+    cells: list[CellResult]
+    seconds: float
+    stopped: bool
+    model: str
+    task_description: str
+    environment: dict[str, Any] = field(default_factory=dict)
+    command: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return len(self.cells) == len(self.config.cells())
+
+    def best_by_k(self, truncation: str | None = None, penalty: str | None = None) -> dict[int, dict[str, Any]]:
+        """For each k: the cell (temperature, truncation, penalty) with the highest mean pass@k,
+        optionally among cells with the given truncation / penalty. Ties: the lower temperature."""
+        cells = [c for c in self.cells if (truncation is None or c.cell.truncation == truncation)
+                 and (penalty is None or c.cell.penalty == penalty)]
+        out: dict[int, dict[str, Any]] = {}
+        if not cells:
+            return out
+        for k in range(1, self.config.n + 1):
+            scored = [(c.pass_at(k), -c.cell.temperature, c) for c in cells]
+            best_val, _, best = max(scored, key=lambda x: (x[0], x[1]))
+            se = passk.summarize(best.n, [o.c for o in best.outcomes], k).stderr
+            out[k] = {"temperature": best.cell.temperature, "truncation": best.cell.truncation,
+                      "penalty": best.cell.penalty, "pass": best_val, "stderr": se}
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        truncs = sorted({c.cell.truncation for c in self.cells})
+        return {
+            "format": FORMAT, "command": self.command, "model": self.model,
+            "task": {"name": self.config.task, "description": self.task_description},
+            "config": self.config.to_json(), "environment": self.environment,
+            "complete": self.complete, "stopped": self.stopped, "seconds": self.seconds,
+            "cells_done": len(self.cells), "cells_total": len(self.config.cells()),
+            "best_by_k": {str(k): v for k, v in self.best_by_k().items()},
+            "best_by_k_per_truncation": {t: {str(k): v for k, v in self.best_by_k(truncation=t).items()} for t in truncs},
+            "cells": [c.to_json() for c in self.cells],
+        }
+
+
+def environment() -> dict[str, Any]:
+    import platform
+    import torch
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
+            "python": platform.python_version(), "machine": platform.machine()}
+
+
+def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None = None,
+              progress: ProgressFn | None = None, should_stop: StopFn | None = None,
+              task: Task | None = None, on_cell: Callable[["SweepResult"], None] | None = None) -> SweepResult:
+    """Run (or resume) every cell of ``config``. Cells already in ``cache_dir`` are loaded,
+    not recomputed. ``should_stop`` is checked between problems and inside generation; a
+    stopped sweep returns the finished cells with ``stopped=True``. ``on_cell`` gets the
+    partial result after every finished cell (the CLI rewrites its output file there)."""
+    task = task or get_task(config.task)
+    if lm is None:
+        from decoding_lab.models import get_model
+        lm = get_model(config.model)
+    model_name = getattr(lm, "name", config.model)
+    problems = task.problems(config.problems, seed=config.seed, start=config.start)
+    cache = Path(cache_dir) if cache_dir is not None else None
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    grid = config.cells()
+    done: list[CellResult] = []
+    stopped = False
+    for i, cell in enumerate(grid):
+        path = cache / f"{cell_key(config, cell, model_name)}.json" if cache is not None else None
+        if path is not None and path.is_file():
+            done.append(CellResult.from_json(json.loads(path.read_text())))
+            if progress:
+                progress(Progress(i, len(grid), cell.label, len(problems), len(problems), time.perf_counter() - t0, True))
+            continue
+        report = (lambda j, i=i, cell=cell: progress(Progress(i, len(grid), cell.label, j, len(problems),
+                                                              time.perf_counter() - t0))) if progress else None
+        result = run_cell(lm, task, problems, cell, config, should_stop, report)
+        if result is None:
+            stopped = True
+            break
+        if path is not None:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(result.to_json(texts=True), ensure_ascii=False))
+            os.replace(tmp, path)          # atomic: a killed run never leaves half a cell
+        done.append(result)
+        if on_cell is not None:
+            on_cell(SweepResult(config, list(done), time.perf_counter() - t0, False, model_name, task.description,
+                                environment()))
+    return SweepResult(config, done, time.perf_counter() - t0, stopped, model_name, task.description, environment())
+
+
+#: Precomputed sweeps shipped with the app (see ``assets/sweeps/README.md`` for how each was made).
+ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "sweeps"
+
+
+def shipped_results() -> list[Path]:
+    """The sweep JSON files in ``assets/sweeps`` (empty when the folder is absent)."""
+    return sorted(p for p in ASSET_DIR.glob("*.json") if _is_sweep(p))
+
+
+def _is_sweep(path: Path) -> bool:
+    try:
+        return load_result(path) is not None
+    except SettingsError:
+        return False
+
+
+def load_result(path: str | Path) -> dict[str, Any]:
+    """Read a sweep JSON (e.g. the shipped ``assets/sweeps/*.json``) and check its format."""
+    try:
+        d = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SettingsError(f"no such sweep file: {path}") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise SettingsError(f"cannot read sweep file {path}: {e}") from None
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise SettingsError(f"{path}: not a {FORMAT} file (format {d.get('format') if isinstance(d, dict) else None!r})")
+    return d

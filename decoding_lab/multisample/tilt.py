@@ -1,0 +1,162 @@
+"""The verifier-tilted temperature: logits' = (z + eta * V) / T.
+
+A recent analysis of pass@k-optimal decoding (seed text 003) finds that, under an
+entropy floor and a cross-entropy ceiling, the best sampling distribution has the form
+
+    q*(y) ∝ (p(y) · exp(eta · V(y)))^(1/T)
+
+where V is a *verifier potential* (how likely the text so far is to end up passing),
+eta a multiplier and T a temperature. At the token level, with raw logits z (log p up
+to a constant), that is exactly the logits ``(z + eta * V) / T``: add eta·V to each
+candidate's logit, then divide by T. Special cases:
+
+* ``eta = 0``: plain temperature sampling, ``z / T`` (bit for bit: V is not even computed);
+* ``T -> 0`` (greedy on the tilted logits): the argmax of ``z + eta * V`` among the
+  candidates (ties: the lowest token id, as ``torch.argmax`` breaks them);
+* verifier-greedy: when eta is large enough that ``eta * (V_a - V_b) > z_b - z_a`` for
+  every pair with ``V_a > V_b``, that argmax is the candidate with the highest V, and
+  among candidates with equal V the one with the highest z. (T -> 0 alone is *not*
+  verifier-greedy: with small eta the model's preference can still win.)
+
+V is only known for candidates we pay to score: ``VerifierTilt`` scores the ``top_m``
+tokens by z; every other token gets ``outside``: ``"min"`` (the lowest candidate V: no
+token outside the candidates gains on them), ``"cut"`` (-inf: the stage also truncates
+to the top m), or a number.
+
+Worked example (V favours token 2)::
+
+    >>> V = lambda prefix, prompt_len, cands: [1.0 if c == 2 else 0.0 for c in cands]
+    >>> z = torch.tensor([[2.0, 1.0, 0.0]])
+    >>> VerifierTilt(V, eta=3.0, temperature=0.5, top_m=3).transform(z, History.empty()).tolist()
+    [[4.0, 2.0, 6.0]]
+
+In a chain the stage goes before temperature (``SamplingSettings.build_chain`` puts an
+extra stage missing from the order first), so leave its own ``temperature`` at 1 and
+let the chain's temperature divide: ``(z + eta·V) / T`` either way.
+
+An example potential, ``RolloutPotential``: for each candidate, a short greedy rollout
+from (prefix + candidate), scored by a task verifier. It costs one batched rollout of
+``rollout_tokens`` steps per decoding step: a teaching device, not a fast sampler.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import torch
+
+from decoding_lab.stages.base import History, SettingsError, Stage, check_number
+
+#: ``potential(ids, prompt_len, candidate_ids) -> V per candidate``; ``ids`` is the prompt
+#: followed by the tokens generated so far (one row).
+Potential = Callable[[list[int], int, list[int]], Sequence[float]]
+
+
+class VerifierTilt(Stage):
+    name = "verifier-tilt"
+
+    def __init__(self, potential: Potential, eta: float = 1.0, temperature: float = 1.0, top_m: int = 8,
+                 outside: str | float = "min") -> None:
+        if not callable(potential):
+            raise SettingsError("the verifier potential must be a function (ids, prompt_len, candidates) -> values")
+        self.potential = potential
+        self.eta = check_number("eta", eta, lo=0.0, hi=1e6)
+        self.temperature = check_number("temperature", temperature, lo=0.0, lo_open=True, hi=100.0)
+        self.top_m = int(check_number("top-m", top_m, lo=1, hi=4096, integer=True))
+        if outside not in ("min", "cut") and not isinstance(outside, (int, float)):
+            raise SettingsError(f"outside must be 'min', 'cut' or a number, got {outside!r}")
+        self.outside = outside
+        self.last: dict[str, Any] = {}     # candidates and V of the last row scored (for records)
+
+    def params(self) -> dict[str, Any]:
+        return {"eta": self.eta, "T": self.temperature, "top_m": self.top_m, "outside": self.outside}
+
+    def is_active(self) -> bool:
+        return self.eta != 0.0 or self.temperature != 1.0
+
+    def tilt_row(self, z: torch.Tensor, ids: list[int], prompt_len: int) -> torch.Tensor:
+        """``eta * V`` over the full vocabulary for one row of logits ``z``."""
+        finite = int(torch.isfinite(z).sum())
+        m = min(self.top_m, finite)
+        cands = torch.topk(z, m).indices.tolist() if m else []
+        values = [float(v) for v in self.potential(list(ids), prompt_len, cands)]
+        if len(values) != len(cands):
+            raise SettingsError(f"the potential returned {len(values)} values for {len(cands)} candidates")
+        if self.outside == "cut":
+            fill = -math.inf
+        elif self.outside == "min":
+            fin = [v for v in values if math.isfinite(v)]
+            fill = min(fin) if fin else 0.0
+        else:
+            fill = float(self.outside)
+        v = torch.full_like(z, fill)
+        if cands:
+            v[torch.tensor(cands)] = torch.tensor(values, dtype=z.dtype)
+        self.last = {"candidates": cands, "V": values}
+        return self.eta * v
+
+    def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
+        if self.eta == 0.0:
+            return logits / self.temperature
+        rows = []
+        for r in range(logits.shape[0]):
+            ids = history.ids[r].tolist() if history.ids.shape[0] > r else []
+            tilt = self.tilt_row(logits[r], ids, history.prompt_len)
+            row = logits[r] + tilt
+            row = torch.where(torch.isneginf(logits[r]), logits[r], row)    # cut tokens stay cut
+            rows.append(torch.where(torch.isnan(row), torch.full_like(row, -math.inf), row))   # -inf + inf
+        return torch.stack(rows) / self.temperature
+
+    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> dict[str, Any]:
+        return {"potential": self.last} if self.last else {}
+
+
+class RolloutPotential:
+    """V(candidate) = verifier(text after a short greedy rollout from prefix + candidate).
+
+    ``verifier(text) -> float`` sees the *generated* text only (no prompt), e.g.
+    ``lambda t: float(task.verify(problem, t).correct)``. With ``log=True`` V is
+    ``log(score + floor)``: for a pass/fail verifier that makes eta·V a log-likelihood tilt.
+    Results are cached per (prefix, candidate)."""
+
+    def __init__(self, lm: Any, verifier: Callable[[str], float], rollout_tokens: int = 16, log: bool = False,
+                 floor: float = 1e-3) -> None:
+        self.lm, self.verifier = lm, verifier
+        self.rollout_tokens = int(check_number("rollout tokens", rollout_tokens, lo=1, hi=256, integer=True))
+        self.log, self.floor = bool(log), float(floor)
+        self.cache: dict[tuple, float] = {}
+        self.rollouts: dict[tuple, str] = {}
+
+    @classmethod
+    def for_problem(cls, lm: Any, task: Any, problem: Any, **kw: Any) -> "RolloutPotential":
+        return cls(lm, lambda text: float(task.verify(problem, text).correct), **kw)
+
+    def __call__(self, ids: list[int], prompt_len: int, candidates: list[int]) -> list[float]:
+        todo = [c for c in candidates if (tuple(ids), c) not in self.cache]
+        if todo:
+            texts = self._rollout(ids, prompt_len, todo)
+            for c, text in zip(todo, texts):
+                score = float(self.verifier(text))
+                self.rollouts[(tuple(ids), c)] = text
+                self.cache[(tuple(ids), c)] = math.log(score + self.floor) if self.log else score
+        return [self.cache[(tuple(ids), c)] for c in candidates]
+
+    @torch.inference_mode()
+    def _rollout(self, ids: list[int], prompt_len: int, cands: list[int]) -> list[str]:
+        from decoding_lab.forward import forward
+        from decoding_lab.strategies.common import eos_set, prefill
+        eos = eos_set(self.lm)
+        cache, _ = prefill(self.lm, ids, len(cands))           # the prefix once, copied to one row per candidate
+        rows = [[c] for c in cands]
+        last = torch.tensor([[c] for c in cands])
+        for _ in range(self.rollout_tokens - 1):
+            if all(r[-1] in eos for r in rows):
+                break
+            nxt = forward(self.lm.model, last, cache).argmax(dim=-1)
+            for r, t in zip(rows, nxt.tolist()):
+                if r[-1] not in eos:
+                    r.append(t)
+            last = nxt[:, None]
+        generated = ids[prompt_len:]
+        return [self.lm.decode(generated + [t for t in r if t not in eos]) for r in rows]

@@ -1,0 +1,266 @@
+"""Beam search, step for step the algorithm of transformers 5.x ``_beam_search``.
+
+Keep ``num_beams`` partial sequences ("beams"). At each step:
+
+1. Every beam's next-token log-probs: ``log_softmax(logits)``, then the stages (repetition
+   penalty, n-gram blocking, ...) run on those *log-probs*, as transformers' processors do.
+2. Add each beam's running score: a candidate's score is the sum of its log-probs.
+3. Keep the best ``max(2, 1 + n_eos) * num_beams`` candidates over all beams. Enough that,
+   even if every beam's best continuations are EOS, ``num_beams`` candidates go on.
+4. Candidates that end (EOS, or the ``max_new_tokens`` limit) and rank in the top
+   ``num_beams`` try to enter the list of finished hypotheses, ranked by the
+   *length-normalised* score ``score / length ** alpha`` (length = generated tokens,
+   EOS included; older transformers counted the prompt too). The list holds
+   ``num_beams`` hypotheses; a better one pushes out the worst. Ending candidates below
+   the top ``num_beams`` are dropped.
+5. The best ``num_beams`` candidates that did not end become the new beams; the KV
+   cache rows are reordered to follow their parents (the back-pointers).
+6. Stop when (a) no running beam can beat the worst finished hypothesis (a heuristic,
+   see ``_can_improve``), (b) ``early_stopping=True`` and the list is full, or (c) every
+   candidate ended (the length limit).
+
+``alpha`` (``length_penalty``) > 0 favours long hypotheses, < 0 short ones, 0 compares raw
+sums. Scores are summed in float32 and topped with ``torch.topk`` on the same tensor
+shapes as transformers, so ties break the same way and outputs match ``generate``.
+
+Worked example (``lm`` is a loaded model, see ``decoding_lab.models``)::
+
+    >>> ids = lm.encode_prompt("What is the capital of France?", chat=True)
+    >>> r = beam_search(lm, ids, num_beams=4, num_return_sequences=2, max_new_tokens=20)
+    >>> r.text
+    'The capital of France is Paris.'
+    >>> h = r.beam_tree.hypotheses[0]
+    >>> abs(h.score - h.raw_score / h.length) < 1e-6      # alpha = 1: the mean log-prob
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Iterator
+
+import torch
+
+from decoding_lab.chain import DeadEndError, apply_stages
+from decoding_lab.forward import forward
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import History, SettingsError, Stage
+from decoding_lab.strategies.common import (StopFn, advance_stages, check_count, check_max_new_tokens,
+                                            check_prompt, check_settings, eos_set, make_sequence, prefill,
+                                            row_entropies, settings_json, start_stages)
+from decoding_lab.strategies.result import (BeamCandidate, BeamHypothesis, BeamStep, BeamTree, GeneratedSequence,
+                                            GenerationResult)
+
+MAX_BEAMS = 32
+#: transformers marks "impossible" scores by adding -1e9 (not -inf, so sums stay finite).
+NEG = -1.0e9
+
+
+def iter_beam(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, num_beams: int = 4,
+              length_penalty: float = 1.0, early_stopping: bool | str = False, num_return_sequences: int = 1,
+              max_new_tokens: int = 64, extra_stages: dict[str, Stage] | None = None,
+              should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
+    """Yield a snapshot after every step (``sequences`` = the live beams, best first, with
+    their raw running scores); the last snapshot is the final result."""
+    return _run(lm, prompt_ids, settings, num_beams, length_penalty, early_stopping, num_return_sequences,
+                max_new_tokens, extra_stages, should_stop, every_step=True)
+
+
+def beam_search(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, num_beams: int = 4,
+                length_penalty: float = 1.0, early_stopping: bool | str = False, num_return_sequences: int = 1,
+                max_new_tokens: int = 64, extra_stages: dict[str, Stage] | None = None,
+                should_stop: StopFn | None = None) -> GenerationResult:
+    """Run beam search to the end. ``sequences`` are the best ``num_return_sequences``
+    hypotheses, best first; ``score`` is the length-normalised score (transformers'
+    ``sequences_scores``)."""
+    *_, result = _run(lm, prompt_ids, settings, num_beams, length_penalty, early_stopping, num_return_sequences,
+                      max_new_tokens, extra_stages, should_stop, every_step=False)
+    return result
+
+
+def check_beam_args(num_beams: Any, length_penalty: Any, early_stopping: Any,
+                    num_return_sequences: Any) -> tuple[int, float, bool | str, int]:
+    num_beams = check_count("num_beams", num_beams, 1, MAX_BEAMS)
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
+            or not math.isfinite(length_penalty):
+        raise SettingsError(f"length_penalty must be a finite number, got {length_penalty!r}")
+    if early_stopping not in (True, False, "never") or not isinstance(early_stopping, (bool, str)):
+        raise SettingsError(f"early_stopping must be True, False or 'never', got {early_stopping!r}")
+    num_return_sequences = check_count("num_return_sequences", num_return_sequences, 1, num_beams)
+    return num_beams, float(length_penalty), early_stopping, num_return_sequences
+
+
+def _can_improve(best_running: float, slot_scores: torch.Tensor, slot_done: torch.Tensor, generated: int,
+                 max_new_tokens: int, length_penalty: float, early_stopping: bool | str) -> bool:
+    """transformers' early-stop heuristic: could the best running beam still beat the worst
+    finished hypothesis? Its future normalised score is guessed with the *current*
+    length, except with ``early_stopping="never"`` and alpha > 0, where the most
+    favourable length (the limit) is used. While the list has a free slot, always yes."""
+    if early_stopping == "never" and length_penalty > 0.0:
+        best_length = max_new_tokens
+    else:
+        best_length = generated
+    best_possible = torch.tensor([best_running]) / (best_length ** length_penalty)
+    worst_finished = torch.where(slot_done, torch.min(slot_scores), NEG)
+    return bool(torch.any(best_possible > worst_finished))
+
+
+def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_beams: int, length_penalty: float,
+         early_stopping: bool | str, num_return_sequences: int, max_new_tokens: int,
+         extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
+         every_step: bool) -> Iterator[GenerationResult]:
+    prompt = check_prompt(lm, prompt_ids)
+    K, alpha, early_stopping, n_return = check_beam_args(num_beams, length_penalty, early_stopping,
+                                                         num_return_sequences)
+    max_new_tokens = check_max_new_tokens(max_new_tokens)
+    # Temperature divides every score by the same T, which changes no ranking: leave it out
+    # (generate(do_sample=False) ignores it as well). Every other stage runs on log-probs.
+    settings = check_settings(settings, SamplingSettings(temperature=0.0)).replace(temperature=0.0)
+    stages = settings.build_chain(extra_stages)
+    eos = eos_set(lm)
+    eos_ids = torch.tensor(sorted(eos), dtype=torch.long)
+    n_keep = max(2, 1 + len(eos)) * K
+    info = settings_json(lm, settings, num_beams=K, length_penalty=alpha, early_stopping=early_stopping,
+                         num_return_sequences=n_return, max_new_tokens=max_new_tokens)
+    tree = BeamTree(K, alpha, early_stopping)
+    t0 = time.perf_counter()
+
+    # Live beams. All start as the bare prompt, but only beam 0 counts: the others score
+    # -1e9, so step 1 does not pick the same token K times.
+    beam_tokens: list[list[int]] = [[] for _ in range(K)]
+    beam_lps: list[list[float]] = [[] for _ in range(K)]
+    beam_ents: list[list[float]] = [[] for _ in range(K)]
+    beam_scores = torch.full((K,), NEG)
+    beam_scores[0] = 0.0
+    # Finished hypotheses: K slots, best first; an empty slot scores -1e9.
+    slot_scores = torch.full((K,), NEG)
+    slot_done = torch.zeros(K, dtype=torch.bool)
+    slot_hyps: list[BeamHypothesis | None] = [None] * K
+    slot_lps: list[list[float]] = [[] for _ in range(K)]
+    slot_ents: list[list[float]] = [[] for _ in range(K)]
+    improvable = True
+
+    def finish(done: bool, stopped: bool = False) -> GenerationResult:
+        seqs = [GeneratedSequence(h.token_ids, h.text, h.score, slot_lps[j], h.eos, slot_ents[j])
+                for j, h in enumerate(slot_hyps) if h is not None]
+        if len(seqs) < n_return:  # stopped early: fill up with live beams, normalised the same way
+            live = [make_sequence(lm, beam_tokens[b], beam_lps[b], beam_ents[b],
+                                  float(beam_scores[b]) / max(1, len(beam_tokens[b])) ** alpha, eos)
+                    for b in range(K) if float(beam_scores[b]) > NEG / 2]
+            seqs = sorted(seqs + live, key=lambda s: -s.score)
+        tree.hypotheses = [h for h in slot_hyps if h is not None]
+        return GenerationResult("beam", seqs[:n_return], len(prompt), info, time.perf_counter() - t0,
+                                beam_tree=tree, steps=len(tree.steps), done=done, stopped=stopped)
+
+    def progress() -> GenerationResult:
+        seqs = [make_sequence(lm, beam_tokens[b], beam_lps[b], beam_ents[b], float(beam_scores[b]), eos)
+                for b in range(K)]
+        return GenerationResult("beam", seqs, len(prompt), info, time.perf_counter() - t0, beam_tree=tree,
+                                steps=len(tree.steps), done=False)
+
+    start_stages(stages, K)
+    cache, logits = prefill(lm, prompt, K)
+    for step in range(max_new_tokens):
+        if should_stop is not None and should_stop():
+            tree.stop_reason = "stopped"
+            yield finish(done=True, stopped=True)
+            return
+        if step > 0:
+            logits = forward(lm.model, torch.tensor([[t[-1]] for t in beam_tokens]), cache)
+
+        # 1-2. processed log-probs, plus each beam's running score
+        history = History(torch.tensor([prompt + t for t in beam_tokens]), len(prompt))
+        logp = apply_stages(stages, torch.log_softmax(logits, dim=-1), history)     # [K, V]
+        vocab = logp.shape[-1]
+        total = (logp + beam_scores[:, None]).reshape(1, -1)                          # [1, K * V]
+
+        # 3. the best n_keep candidates over all beams (topk sorts them, best first)
+        top_scores, top_idx = torch.topk(total, k=n_keep)
+        top_scores, top_idx = top_scores[0], top_idx[0]
+        if not math.isfinite(float(top_scores[0])):
+            raise DeadEndError(f"step {step}: the stages left no token that any beam can take")
+        parents, tokens = top_idx // vocab, top_idx % vocab
+        ends = torch.isin(tokens, eos_ids) | (step + 1 >= max_new_tokens)
+
+        # 5. new live beams: the best n_keep candidates, with ended ones pushed to the bottom
+        running = top_scores + ends.to(torch.float32) * NEG
+        live_idx = torch.topk(running, k=K)[1]
+
+        # 4. hypotheses: only ended candidates in the top K may enter, scored by length
+        in_top_k = torch.arange(n_keep) < K
+        may_enter = ends & in_top_k
+        normalized = top_scores / ((step + 1) ** alpha)
+        closed = (bool(slot_done.all()) and early_stopping is True) or not improvable
+        offered = normalized + float(closed) * NEG + (~may_enter) * NEG
+        merged_scores = torch.cat((slot_scores, offered))
+        merged_done = torch.cat((slot_done, may_enter))
+        keep_idx = torch.topk(merged_scores, k=K)[1].tolist()
+
+        # Record every candidate, then move the lists along the back-pointers.
+        ents = row_entropies(logits)
+        cand_tokens = [beam_tokens[int(p)] + [int(t)] for p, t in zip(parents, tokens)]
+        cand_lps = [beam_lps[int(p)] + [float(logp[p, t])] for p, t in zip(parents, tokens)]
+        cand_ents = [beam_ents[int(p)] + [ents[int(p)]] for p in parents]
+        entered = {j - K for j in keep_idx if j >= K and bool(may_enter[j - K])}
+        live_set = set(live_idx.tolist())
+        cands: list[BeamCandidate] = []
+        for c in range(n_keep):
+            if bool(may_enter[c]):
+                status = "finished" if c in entered else "rejected"
+            else:
+                status = "live" if c in live_set and not bool(ends[c]) else "pruned"
+            cands.append(BeamCandidate(int(parents[c]), int(tokens[c]), lm.token_str(int(tokens[c])),
+                                       float(logp[parents[c], tokens[c]]), float(top_scores[c]), status,
+                                       bool(ends[c]) and int(tokens[c]) in eos,
+                                       float(normalized[c]) if bool(ends[c]) else None))
+        new_hyps: list[BeamHypothesis | None] = []
+        new_lps, new_ents = [], []
+        for j in keep_idx:
+            if j < K:
+                new_hyps.append(slot_hyps[j])
+                new_lps.append(slot_lps[j])
+                new_ents.append(slot_ents[j])
+            elif j - K not in entered:   # a candidate that could not enter fills an empty slot
+                new_hyps.append(None)
+                new_lps.append([])
+                new_ents.append([])
+            else:
+                c = j - K
+                toks = cand_tokens[c]
+                is_eos = toks[-1] in eos
+                new_hyps.append(BeamHypothesis(toks, lm.decode(toks[:-1] if is_eos else toks),
+                                               float(top_scores[c]), float(normalized[c]), len(toks), step, c,
+                                               is_eos))
+                new_lps.append(cand_lps[c])
+                new_ents.append(cand_ents[c])
+        slot_scores, slot_done = merged_scores[keep_idx], merged_done[keep_idx]
+        slot_hyps, slot_lps, slot_ents = new_hyps, new_lps, new_ents
+
+        live = live_idx.tolist()
+        tree.steps.append(BeamStep(step, cands, live))
+        beam_scores = running[live_idx]
+        beam_tokens = [cand_tokens[c] for c in live]
+        beam_lps = [cand_lps[c] for c in live]
+        beam_ents = [cand_ents[c] for c in live]
+
+        # 6. stop?
+        improvable = improvable and _can_improve(float(beam_scores[0]), slot_scores, slot_done, step + 1,
+                                                 max_new_tokens, alpha, early_stopping)
+        if bool(ends.all()):
+            tree.stop_reason = "max_new_tokens"
+        elif bool(slot_done.all()) and early_stopping is True:
+            tree.stop_reason = "early_stopping"
+        elif not improvable:
+            tree.stop_reason = "no_improvement"
+        if tree.stop_reason:
+            yield finish(done=True)
+            return
+        if every_step:
+            yield progress()
+        # the cache rows follow the back-pointers; so do stateful stages
+        beam_parents = [int(parents[c]) for c in live]
+        cache.reorder_cache(torch.tensor(beam_parents))
+        advance_stages(stages, beam_parents, [t[-1] for t in beam_tokens])
+    tree.stop_reason = tree.stop_reason or "max_new_tokens"
+    yield finish(done=True)

@@ -1,0 +1,45 @@
+"""Helpers shared by the app tests (not a conftest: imported explicitly).
+
+``running_app()`` launches the real Blocks in this process on a free port, the way
+PLATFORM.md describes, and closes it afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from typing import Iterator
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app() -> Iterator[tuple[object, str]]:
+    from decoding_lab.models import DEFAULT_MODEL, get_model
+    from decoding_lab.ui import build_demo, launch_kwargs
+
+    get_model(DEFAULT_MODEL)  # load once up front so the first request does not time out
+    demo = build_demo()
+    demo.queue(default_concurrency_limit=2, max_size=64)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
+    try:
+        yield demo, f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+def explorer_args(**overrides: object) -> dict[str, object]:
+    """Keyword arguments for the Explorer's step-like endpoints (greedy by default)."""
+    from decoding_lab.ui.state import DEFAULTS
+    args: dict[str, object] = {"model": "smollm2-135m-instruct", "hub_id": "", "prompt": "What is the capital of France?",
+                               "chat": "chat", **DEFAULTS, "top_n": 20}
+    args["temperature"] = 0.0
+    args.update(overrides)
+    return args

@@ -1,0 +1,170 @@
+"""The app in a real browser: headless Debian chromium through playwright.
+
+Steps the live default model, reads the chart's data out of the page and checks it
+against the core (recomputed in-process with the same settings), clicks a bar to force a
+token, switches the language, opens a shared URL, stops a Play, and screenshots every
+tab into /tmp/shots/ (look at them). Also measures Step latency end to end."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest_app import running_app
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-default-apps", "--disable-extensions", "--disable-sync",
+        "--no-first-run"]
+SHOTS = Path("/tmp/shots")
+PROMPT = "What is the capital of France?"
+N_TOKENS = "document.querySelectorAll('#generated-text .gen-tok').length"
+CHART = "document.querySelector('#dist-chart .js-plotly-plot')"
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian chromium: apt-get install -y chromium")
+    with running_app() as (_, url):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(app_url):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(120_000)
+    yield pg
+    ctx.close()
+
+
+def open_app(page, url: str) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#step-btn")
+    page.wait_for_function(f"{CHART} !== null")
+
+
+def click_step(page) -> float:
+    """Click Step and wait until the new token is in the text and the chart shows it."""
+    n = page.evaluate(N_TOKENS)
+    t0 = time.perf_counter()
+    page.click("#step-btn")
+    title = f"{CHART}.layout.title.text"
+    page.wait_for_function(f"{N_TOKENS} > {n} && {CHART} && ({title}.includes('Step {n}:') || {title}.includes('第 {n} 步'))")
+    return time.perf_counter() - t0
+
+
+def chart_data(page) -> list[dict]:
+    return page.evaluate(f"Array.from({CHART}.data).map(d => ({{ids: Array.from(d.customdata || []), "
+                         "y: Array.from(d.y || []), name: d.name}))")
+
+
+def test_step_chart_agrees_with_core_and_latency(page, app_url, smollm):
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+    open_app(page, app_url)
+    times = [click_step(page) for _ in range(5)]
+    core = Stepper.from_prompt(smollm, PROMPT, True, SamplingSettings(), top_n=20)  # the page's defaults
+    traces = core.steps(5)
+    raw, final = chart_data(page)[:2]
+    last = traces[-1]
+    assert raw["ids"] == [r.token_id for r in last.top]
+    assert raw["y"] == pytest.approx([r.p_raw for r in last.top], abs=1e-9)
+    assert final["y"] == pytest.approx([r.p_final for r in last.top], abs=1e-9)
+    shown = page.evaluate("Array.from(document.querySelectorAll('#generated-text .gen-tok')).map(e => e.textContent)")
+    assert "".join(shown).replace("↵", "\n") == "".join(t.chosen_token for t in traces)
+    assert "T=1" not in page.url and "model=smollm2" in page.url  # the share link went into the address bar
+    page.screenshot(path=str(SHOTS / "explorer.png"), full_page=True)
+    median = statistics.median(times[1:])  # the first includes prefill
+    (SHOTS / "step_latency.txt").write_text(
+        f"Step latency (click -> new token in text and chart re-rendered), default model, headless chromium:\n"
+        f"all: {', '.join(f'{x:.2f}' for x in times)} s\nmedian of steps 2-5: {median:.2f} s\n")
+    print(f"\nStep latency: {[round(x, 2) for x in times]} s, median {median:.2f} s")
+    assert median < 30
+
+
+def test_click_a_bar_forces_that_token(page, app_url):
+    open_app(page, app_url)
+    click_step(page)
+    raw = chart_data(page)[0]
+    chosen = page.evaluate("document.querySelector('#generated-text .gen-tok:last-child')?.title")
+    target = raw["ids"][2]  # the third most likely token
+    bars = page.locator("#dist-chart .js-plotly-plot .trace.bars").first.locator("path")
+    bars.nth(2).click(force=True)
+    page.wait_for_function("document.querySelector('#generated-text .gen-tok.forced') !== null")
+    title = page.evaluate("document.querySelector('#generated-text .gen-tok.forced').title")
+    assert f"id {target} " in title and title != chosen
+
+
+def test_language_switch(page, app_url):
+    open_app(page, app_url)
+    page.get_by_text("简体中文").click()
+    page.wait_for_function("document.querySelector('#step-btn').innerText.includes('单步')")
+    assert page.get_by_role("tab", name="探索").count() == 1
+    click_step(page)
+    assert "下一个词元" in page.evaluate(f"{CHART}.layout.title.text")
+    page.screenshot(path=str(SHOTS / "explorer_zh.png"), full_page=True)
+
+
+def test_shared_url_restores_settings(page, app_url):
+    open_app(page, app_url + "?model=smollm2-135m-instruct&prompt=Tell+me+a+joke&chat=raw&T=0.55&top_p=0.8"
+                             "&order=vllm&seed=3&lang=zh")
+    page.wait_for_function("document.querySelector('#temperature input[type=number]').value === '0.55'")
+    assert page.input_value("#prompt textarea") == "Tell me a joke"
+    assert page.input_value("#top-p input[type=number]") == "0.8"
+    assert page.input_value("#seed input") == "3"
+    assert page.input_value("#order-preset input") == "vllm"
+    page.wait_for_function("document.querySelector('#step-btn').innerText.includes('单步')")
+    click_step(page)
+    assert "T=0.55" in page.url and "order=vllm" in page.url
+
+
+def test_play_and_stop(page, app_url):
+    open_app(page, app_url)
+    page.fill("#prompt textarea", "Write a long story about a dragon.")
+    page.click("#play-btn")
+    page.wait_for_function(f"{N_TOKENS} >= 2")
+    page.click("#stop-btn")
+    time.sleep(3)
+    n = page.evaluate(N_TOKENS)
+    time.sleep(4)
+    assert page.evaluate(N_TOKENS) == n  # nothing arrives after Stop
+    click_step(page)  # and the session goes on from where it stopped
+
+
+def test_screenshot_compare_and_beam(page, app_url):
+    open_app(page, app_url)
+    page.get_by_role("tab", name="Compare").click()
+    page.fill("#cmp-max-new input[type=number]", "10")
+    page.press("#cmp-max-new input[type=number]", "Enter")
+    page.click("#cmp-run")
+    page.wait_for_function("document.querySelectorAll('#cmp-table tbody tr').length >= 3 "
+                           "&& document.querySelectorAll('.cmp-cursor').length === 0", timeout=300_000)
+    traces = page.evaluate("document.querySelector('#cmp-entropy-chart .js-plotly-plot').data.length")
+    assert traces == 3
+    page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+    page.get_by_role("tab", name="Beam search").click()
+    page.fill("#beam-max-new input[type=number]", "10")
+    page.press("#beam-max-new input[type=number]", "Enter")
+    page.click("#beam-run")
+    page.wait_for_function("document.querySelector('#beam-status').innerText.includes('stopped by: ')"
+                           " && !document.querySelector('#beam-status').innerText.includes('…')", timeout=300_000)
+    names = page.evaluate("Array.from(document.querySelector('#beam-chart .js-plotly-plot').data).map(d => d.name)")
+    assert "live beam" in names
+    page.screenshot(path=str(SHOTS / "beam.png"), full_page=True)

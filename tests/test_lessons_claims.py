@@ -1,0 +1,179 @@
+"""Every quantitative claim a lesson makes about a live model, checked on that model.
+
+``CHECKS`` maps a claim id (from ``lessons/*.toml``) to its check; ``test_lessons.py``
+fails if a lesson claims something that has no entry here. Tolerances are stated in
+the lessons' own words ("about", "≈"): we allow a few hundredths or a few percent."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import pytest
+import torch
+
+from decoding_lab import stats
+from decoding_lab.lessons import load_lessons
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stepper import Stepper
+
+pytestmark = pytest.mark.real
+
+LESSONS = {lesson.slug: lesson for lesson in load_lessons()}
+CHECKS: dict[str, Callable] = {}
+
+
+def check(claim_id: str):
+    def register(fn: Callable) -> Callable:
+        CHECKS[claim_id] = fn
+        return fn
+    return register
+
+
+def top_prob(trace, token: str, which: str = "p_raw") -> float:
+    return next(getattr(r, which) for r in trace.top if r.token == token)
+
+
+def city_step(lm, question: str):
+    s = Stepper.from_prompt(lm, question, True, SamplingSettings(temperature=0.0), top_n=10)
+    traces = s.steps(7)
+    return s, traces[5]
+
+
+@check("turkey-greedy-istanbul")
+def _turkey(smollm, gemma):
+    s, t = city_step(smollm, "What is the capital of Turkey?")
+    assert t.chosen_token == " Istanbul" and "Istanbul" in s.text()
+    assert top_prob(t, " Istanbul") == pytest.approx(0.60, abs=0.03)
+    assert top_prob(t, " Ank") == pytest.approx(0.09, abs=0.02)
+
+
+@check("australia-odds")
+def _australia(smollm, gemma):
+    s, t = city_step(smollm, "What is the capital of Australia?")
+    assert t.chosen_token == " Canberra"
+    assert top_prob(t, " Canberra") == pytest.approx(0.66, abs=0.03)
+    assert top_prob(t, " Sydney") == pytest.approx(0.31, abs=0.03)
+
+
+def first_logits(lm, prompt: str, chat: bool = False) -> torch.Tensor:
+    return Stepper.from_prompt(lm, prompt, chat, SamplingSettings())._next_logits
+
+
+@check("entropy-rises-with-T")
+def _entropy_rises(smollm, gemma):
+    z = first_logits(smollm, LESSONS["temperature"].preset["prompt"])
+    hs = [h for _, h in stats.entropy_curve(z, stats.default_temperature_grid(0.05, 3.0, 40))]
+    assert all(b > a for a, b in zip(hs, hs[1:]))
+
+
+@check("dHdT-live")
+def _dhdt_live(smollm, gemma):
+    p = LESSONS["temperature"].preset
+    s = Stepper.from_prompt(smollm, p["prompt"], p["chat"], SamplingSettings(temperature=0.7))
+    z = s._next_logits
+    t = s.step()
+    h = 1e-4
+    slope = (stats.entropy_at(z, 0.7 + h) - stats.entropy_at(z, 0.7 - h)) / (2 * h)
+    assert t.dH_dT == pytest.approx(slope, rel=1e-4)
+
+
+@check("ratio-law-live")
+def _ratio_law(smollm, gemma):
+    z = first_logits(smollm, LESSONS["temperature"].preset["prompt"]).double()
+    i, j = torch.topk(z, 2).indices.tolist()
+    p1 = stats.probs(z)
+    for T in (0.5, 2.0):
+        pT = stats.probs(z / T)
+        assert (pT[i] / pT[j]).item() == pytest.approx(((p1[i] / p1[j]) ** (1 / T)).item(), rel=1e-9)
+
+
+@check("logit-spread-differs")
+def _spread(smollm, gemma):
+    prompt = LESSONS["temperature"].preset["prompt"]
+    s_small = first_logits(smollm, prompt).double().std().item()
+    s_gemma = first_logits(gemma, prompt).double().std().item()
+    assert s_small == pytest.approx(4.1, abs=0.15)
+    assert s_gemma == pytest.approx(5.3, abs=0.15)
+
+
+def tail_of(lm, prompt: str) -> dict:
+    return Stepper.from_prompt(lm, prompt, False, SamplingSettings(), top_n=20).step().tail
+
+
+@check("tail-smollm")
+def _tail_smollm(smollm, gemma):
+    t = tail_of(smollm, LESSONS["tail"].preset["prompt"])
+    assert 47_000 <= t["count_below"]["0.0001"] <= 49_152
+    assert t["below"]["0.0001"] == pytest.approx(0.09, abs=0.01)
+    assert t["outside_top_n"] == pytest.approx(0.5, abs=0.06)
+
+
+@check("tail-gemma")
+def _tail_gemma(smollm, gemma):
+    t = tail_of(gemma, LESSONS["tail"].preset["prompt"])
+    assert 260_000 <= t["count_below"]["0.0001"] <= 262_144
+    assert t["below"]["0.0001"] == pytest.approx(0.06, abs=0.01)
+
+
+POEM = "Write a short poem about the sea."
+
+
+def poem_run(lm, seed: int, steps: int, **kw):
+    s = Stepper.from_prompt(lm, POEM, True, SamplingSettings(temperature=2.0, seed=seed, **kw))
+    return s.steps(steps)
+
+
+@check("topp-vs-minp-kept")
+def _kept(smollm, gemma):
+    top_p = poem_run(smollm, 0, 30, top_p=0.9)
+    min_p = poem_run(smollm, 0, 30, min_p=0.1)
+    assert top_p[0].kept_final > min_p[0].kept_final
+    mean = lambda ts: sum(t.kept_final for t in ts) / len(ts)  # noqa: E731
+    assert mean(top_p) > 1000 and mean(min_p) < 100
+
+
+@check("topp-picks-tail")
+def _tail_picks(smollm, gemma):
+    for seed in (0, 1):
+        top_p = poem_run(smollm, seed, 30, top_p=0.9)
+        min_p = poem_run(smollm, seed, 30, min_p=0.1)
+        assert sum(t.chosen_p_raw < 1e-3 for t in top_p) / 30 > 0.5
+        assert sum(t.chosen_p_raw < 1e-3 for t in min_p) == 0
+
+
+@check("order-kept-counts")
+def _orders(smollm, gemma):
+    kept = {}
+    for order in ("transformers", "vllm", "llama.cpp"):
+        settings = SamplingSettings(temperature=2.0, top_p=0.9, min_p=0.1, order=order, seed=0)
+        kept[order] = Stepper.from_prompt(smollm, POEM, True, settings).step().kept_final
+    assert kept == {"transformers": 16, "vllm": 12, "llama.cpp": 3}
+
+
+CODE = LESSONS["penalties"].preset["prompt"] if "penalties" in LESSONS else ""
+
+
+@check("repetition-breaks-code")
+def _repetition(smollm, gemma):
+    plain = Stepper.from_prompt(smollm, CODE, False, SamplingSettings(temperature=0.0), top_n=5)
+    t0 = plain.step()
+    assert top_prob(t0, " a", "p_final") == pytest.approx(0.97, abs=0.02)
+    pen = Stepper.from_prompt(smollm, CODE, False, SamplingSettings(temperature=0.0, repetition_penalty=1.3), top_n=5)
+    t1 = pen.step()
+    assert top_prob(t1, " a", "p_final") == pytest.approx(0.2, abs=0.03)
+    pen.steps(5)
+    assert pen.text().startswith(" (b * 10)")
+
+
+@check("presence-ignores-prompt")
+def _presence(smollm, gemma):
+    s = Stepper.from_prompt(smollm, CODE, False, SamplingSettings(temperature=0.0, presence_penalty=2.0), top_n=5)
+    t = s.step()
+    assert t.stages[0].name == "presence-penalty" and t.stages[0].shift == 0.0
+    assert top_prob(t, " a", "p_final") == pytest.approx(0.97, abs=0.02)
+
+
+@pytest.mark.parametrize("claim_id", sorted(CHECKS))
+def test_claim(claim_id, smollm, gemma):
+    CHECKS[claim_id](smollm, gemma)
