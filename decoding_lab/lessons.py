@@ -44,7 +44,7 @@ from decoding_lab.settings import SamplingSettings
 
 LESSON_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LANGS = ("en", "zh")
-TABS = ("explorer", "compare", "beam", "grammar", "multisample")
+TABS = ("explorer", "compare", "beam", "grammar", "multisample", "determinism")
 
 
 class LessonError(ValueError):

@@ -65,8 +65,11 @@ def click_step(page) -> float:
     n = page.evaluate(N_TOKENS)
     t0 = time.perf_counter()
     page.click("#step-btn")
+    # the chart is re-rendered for the newest step (a Play stopped mid-step may have added one more)
+    last = f"({N_TOKENS} - 1)"
     title = f"{CHART}.layout.title.text"
-    page.wait_for_function(f"{N_TOKENS} > {n} && {CHART} && ({title}.includes('Step {n}:') || {title}.includes('第 {n} 步'))")
+    page.wait_for_function(f"{N_TOKENS} > {n} && {CHART} && ({title}.includes('Step ' + {last} + ':') "
+                           f"|| {title}.includes('第 ' + {last} + ' 步'))")
     return time.perf_counter() - t0
 
 
@@ -116,7 +119,7 @@ def test_language_switch(page, app_url):
     open_app(page, app_url)
     page.get_by_text("简体中文").click()
     page.wait_for_function("document.querySelector('#step-btn').innerText.includes('单步')")
-    assert page.get_by_role("tab", name="探索").count() == 1
+    page.get_by_role("tab", name="探索").wait_for()
     click_step(page)
     assert "下一个词元" in page.evaluate(f"{CHART}.layout.title.text")
     page.screenshot(path=str(SHOTS / "explorer_zh.png"), full_page=True)
@@ -140,7 +143,11 @@ def test_play_and_stop(page, app_url):
     page.fill("#prompt textarea", "Write a long story about a dragon.")
     page.click("#play-btn")
     page.wait_for_function(f"{N_TOKENS} >= 2")
-    page.click("#stop-btn")
+    try:
+        page.click("#stop-btn", timeout=20_000)
+    except Exception:
+        page.screenshot(path=str(SHOTS / "failed_stop.png"), full_page=True)
+        raise
     time.sleep(3)
     n = page.evaluate(N_TOKENS)
     time.sleep(4)
@@ -154,7 +161,7 @@ def test_screenshot_compare_and_beam(page, app_url):
     page.fill("#cmp-max-new input[type=number]", "10")
     page.press("#cmp-max-new input[type=number]", "Enter")
     page.click("#cmp-run")
-    page.wait_for_function("document.querySelectorAll('#cmp-table tbody tr').length >= 3 "
+    page.wait_for_function("document.querySelector('#cmp-table').innerText.includes('3: T=0.8') "
                            "&& document.querySelectorAll('.cmp-cursor').length === 0", timeout=300_000)
     traces = page.evaluate("document.querySelector('#cmp-entropy-chart .js-plotly-plot').data.length")
     assert traces == 3
@@ -168,3 +175,16 @@ def test_screenshot_compare_and_beam(page, app_url):
     names = page.evaluate("Array.from(document.querySelector('#beam-chart .js-plotly-plot').data).map(d => d.name)")
     assert "live beam" in names
     page.screenshot(path=str(SHOTS / "beam.png"), full_page=True)
+
+
+def test_two_tabs_do_not_share_steps(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    a, b = ctx.new_page(), ctx.new_page()  # same browser profile, two tabs
+    for pg in (a, b):
+        pg.set_default_timeout(120_000)
+        open_app(pg, app_url)
+    click_step(a)
+    click_step(a)
+    click_step(b)
+    assert a.evaluate(N_TOKENS) == 2 and b.evaluate(N_TOKENS) == 1
+    ctx.close()

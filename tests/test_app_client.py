@@ -43,6 +43,11 @@ def plot(value) -> dict:
     return json.loads(value["plot"])
 
 
+def files_of(value) -> list[str]:
+    """Export handlers return gr.update(value=files, visible=True); the client passes the update on."""
+    return value["value"] if isinstance(value, dict) else value
+
+
 def test_step_shows_the_core_trace(client, smollm):
     r = step(client)
     assert len(r["table"]["data"]) == 1
@@ -134,7 +139,7 @@ def test_play_streams_until_end_of_sequence(client):
 def test_export_json_and_csv(client):
     step(client)
     step(client)
-    files = client.predict(api_name="/explorer_export")
+    files = files_of(client.predict(api_name="/explorer_export"))
     by_ext = {f.rsplit(".", 1)[-1]: f for f in files}
     data = json.loads(open(by_ext["json"], encoding="utf-8").read())
     assert len(data["steps"]) == 2 and data["model"] == "smollm2-135m-instruct"
@@ -173,7 +178,7 @@ def test_compare_runs_side_by_side(client):
     assert all(1 <= row[1] <= 4 for row in table["data"])
     assert "greedy" in outs[0] and "T=0.9" in outs[1]
     assert len(plot(entropy)["data"]) == 2
-    files = client.predict(api_name="/compare_export")
+    files = files_of(client.predict(api_name="/compare_export"))
     assert sorted(f.rsplit(".", 1)[-1] for f in files) == ["csv", "json"]
     sent = client.predict("sample", 0.9, 0, 0.9, 0.0, 1.0, "vllm", 3, 4, 1.0, api_name="/compare_send_1")
     assert sent[0] == 0.9 and "vllm" in sent
@@ -198,7 +203,7 @@ def test_beam_tree_and_alpha_ranking(client):
     assert len(table["headers"]) == 3 + 3 and table["data"]
     assert sum("★" in cell for row in table["data"] for cell in row[3:]) == 3  # one winner per α
     assert "steps" in status
-    files = client.predict(api_name="/beam_export")
+    files = files_of(client.predict(api_name="/beam_export"))
     assert any(f.endswith(".json") for f in files)
     with pytest.raises(AppError, match="α"):
         client.predict(num_beams=2, max_new_tokens=3, alphas="a, b", api_name="/beam_run")

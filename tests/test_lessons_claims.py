@@ -162,7 +162,7 @@ def _repetition(smollm, gemma):
     pen = Stepper.from_prompt(smollm, CODE, False, SamplingSettings(temperature=0.0, repetition_penalty=1.3), top_n=5)
     t1 = pen.step()
     assert top_prob(t1, " a", "p_final") == pytest.approx(0.2, abs=0.03)
-    pen.steps(5)
+    pen.steps(6)
     assert pen.text().startswith(" (b * 10)")
 
 
@@ -177,3 +177,48 @@ def _presence(smollm, gemma):
 @pytest.mark.parametrize("claim_id", sorted(CHECKS))
 def test_claim(claim_id, smollm, gemma):
     CHECKS[claim_id](smollm, gemma)
+
+
+DOG = "Write a long story about a dog named Max."
+
+
+@check("near-tie-step-20")
+def _near_tie(smollm, gemma):
+    s = Stepper.from_prompt(smollm, DOG, True, SamplingSettings(temperature=0.0), top_n=5)
+    t = s.steps(21)[20]
+    assert t.chosen_token == " Labrador"
+    assert t.top[1].token == " golden"
+    assert t.margin == pytest.approx(0.0075, abs=0.002)
+
+
+@check("bf16-flips-step-20")
+def _bf16(smollm, gemma):
+    from decoding_lab.determinism import greedy_variants
+    out = greedy_variants(smollm, smollm.encode_prompt(DOG, True), 24, ("float32, cached", "bfloat16, cached"))
+    div = out["divergence"][0]
+    assert div["step"] == 20 and div["reference_token"] == " Labrador" and div["variant_token"] == " golden"
+
+
+@check("sea-greedy-myopia")
+def _myopia(smollm, gemma):
+    from decoding_lab.strategies import beam_search, greedy
+    ids = smollm.encode_prompt("Write one sentence about the sea.", True)
+    s0 = SamplingSettings(temperature=0.0)
+    g = greedy(smollm, ids, s0, 24).sequences[0]
+    b = beam_search(smollm, ids, s0, 24, num_beams=4, length_penalty=0.0).sequences[0]
+    assert len(g.token_ids) == len(b.token_ids) == 24
+    assert sum(g.logprobs) == pytest.approx(-20.9, abs=0.1)
+    assert sum(b.logprobs) == pytest.approx(-14.7, abs=0.1)
+
+
+@check("beam-length-bias")
+def _length_bias(smollm, gemma):
+    from decoding_lab.strategies import beam_search
+    ids = smollm.encode_prompt("What is 7 + 5?", True)
+    s0 = SamplingSettings(temperature=0.0)
+    short = beam_search(smollm, ids, s0, 40, num_beams=4, length_penalty=0.0).sequences[0]
+    assert short.text == "7 + 5 = 12." and len(short.token_ids) == 10
+    assert short.score == pytest.approx(-4.98, abs=0.01)
+    long = beam_search(smollm, ids, s0, 40, num_beams=4, length_penalty=1.0).sequences[0]
+    assert len(long.token_ids) == 25 and long.text.startswith("To add 7 and 5")
+    assert sum(long.logprobs) == pytest.approx(-8.04, abs=0.01)

@@ -129,6 +129,15 @@ def test_greedy_validation(lm, kw, match):
         greedy(lm, **args)
 
 
+def test_iter_forms_check_arguments_when_called(lm):
+    with pytest.raises(SettingsError, match="prompt is empty"):
+        iter_greedy(lm, [], max_new_tokens=3)
+    with pytest.raises(SettingsError, match="number of samples"):
+        iter_sample(lm, PROMPT, n=0)
+    with pytest.raises(SettingsError, match="num_beams"):
+        iter_beam(lm, PROMPT, num_beams=0)
+
+
 def test_dead_end_is_reported(lm):
     for run in (greedy, sample, beam_search):
         with pytest.raises(DeadEndError):

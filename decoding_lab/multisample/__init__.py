@@ -10,10 +10,11 @@ temperature stage.
 | ``extract``      | answers out of free text, by pattern |
 | ``constrained``  | answers by a second, constrained generation (choices / integer) |
 | ``sandbox``      | running model-written code in a limited child process |
-| ``sweep``        | temperature x truncation x penalty grid, cached per cell, resumable |
+| ``grid``         | the sweep's axes: ``Cell``, ``SweepConfig``, truncation / penalty presets |
+| ``sweep``        | running the grid: per-cell metrics, cache per cell, resumable, best T per k |
 | ``calibration``  | calibrated temperature decoding (CTD) from log p(y) vs correctness |
 | ``tilt``         | ``VerifierTilt`` stage: logits' = (z + eta * V) / T |
-| ``cli``          | the ``sweep`` and ``calibrate`` subcommands |
+| ``cli``          | the ``sweep``, ``calibrate`` and ``extract-compare`` subcommands |
 
 Nothing here imports gradio or plotly.
 """

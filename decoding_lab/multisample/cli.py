@@ -117,8 +117,12 @@ class _Interrupt:
 
 
 def _write(path: Path, obj: dict[str, Any]) -> None:
+    """Atomic: a reader (the app, a second command) never sees half a file."""
+    import os
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=1))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1))
+    os.replace(tmp, path)
 
 
 def _run_interruptible(fn: Any) -> Any:

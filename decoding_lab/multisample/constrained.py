@@ -3,7 +3,9 @@
 Pattern extraction (``extract.py``) reads the text; this asks the model. After its free
 completion we append a cue (``"\\nSo the final answer is"``) and let it write a few more
 tokens greedily under a grammar that only allows an answer: one of the options
-(`` A``/`` B``/...), one of the known names, or an integer (regex `` ?-?[0-9]{1,6}``).
+(`` A``/`` B``/...), one of the known names, or an integer (regex `` ?-?[0-9]{1,6}``
+followed by a terminator such as ``.``: without one, a model that wants to write "7."
+can only go on with digits, and "7" becomes "71111").
 The grammar engine is ``decoding_lab.grammar`` (llguidance); the mask only removes
 tokens, so the model still ranks the allowed answers itself.
 
@@ -30,6 +32,7 @@ from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
 
 ANSWER_CUE = "\nSo the final answer is"
+NUMBER_END = r"[.,;!\n ]"
 DIRECT_CUE = "The answer is"
 
 
@@ -53,8 +56,12 @@ def _constraint(space: dict[str, Any]) -> Any:
     if "choices" in space:
         return choices([" " + c for c in space["choices"]])
     if "regex" in space:
+        # A number has no natural end inside the grammar: forbid "." or "\n" and a model that
+        # wants to write "7." keeps adding digits ("7" -> "71111"). So the answer must end in
+        # a terminator, which we strip again.
         pattern = space["regex"]
-        return regex(pattern if pattern.startswith(" ?") else " ?" + pattern)
+        pattern = pattern if pattern.startswith(" ?") else " ?" + pattern
+        return regex(f"{pattern}{NUMBER_END}")
     raise SettingsError("this task has no constrained answer form (e.g. code): use pattern extraction")
 
 

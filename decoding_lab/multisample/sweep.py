@@ -10,7 +10,10 @@ repetition rate. From those the cell reports
   each with its standard error across problems;
 * mean output length (tokens, EOS included) and mean 4-gram repetition rate;
 * self-consistency accuracy: majority vote over the n extracted answers;
+* distinct-2 pooled over each problem's n samples (how different the samples are);
 * the share of samples with no extractable answer.
+
+The grid itself (``Cell``, ``SweepConfig``, the axis presets) lives in ``grid.py``.
 
 The lesson to look for (seed chapter 7): the temperature that maximises pass@1 is low,
 the one that maximises pass@k grows with k, because pass@k is carried by the problems
@@ -36,7 +39,6 @@ Design choices, all visible in the output JSON:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -48,119 +50,14 @@ from typing import Any, Callable
 from decoding_lab.metrics import distinct_n, ngram_repetition_rate
 from decoding_lab.multisample import passk
 from decoding_lab.multisample.extract import EXTRACT_VERSION
+from decoding_lab.multisample.grid import (PENALTIES, TRUNCATIONS, Cell, SweepConfig, parse_penalty,  # noqa: F401
+                                           parse_truncation)
 from decoding_lab.multisample.selection import majority_vote
 from decoding_lab.multisample.tasks import Problem, Task, get_task
-from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
 
 FORMAT = "decoding-lab-sweep/1"
 CELL_FORMAT = 1     # bump when what a cell stores changes: old cache files are then ignored
-
-#: Truncation presets (the seed's suggested grid plus top-k); ``name=value`` sets another value.
-TRUNCATIONS: dict[str, tuple[str, float | None]] = {
-    "none": ("", None), "top-p": ("top_p", 0.95), "min-p": ("min_p", 0.05), "top-k": ("top_k", 40)}
-#: Penalty presets; ``rep=1.3``, ``presence=0.5``, ``frequency=0.5`` set other values.
-PENALTIES: dict[str, tuple[str, float | None]] = {
-    "none": ("", None), "rep": ("repetition_penalty", 1.2), "presence": ("presence_penalty", 0.5),
-    "frequency": ("frequency_penalty", 0.5)}
-
-
-def _parse_axis(spec: str, table: dict[str, tuple[str, float | None]], what: str) -> tuple[str, dict[str, Any]]:
-    name, _, value = spec.strip().lower().partition("=")
-    if name not in table:
-        raise SettingsError(f"unknown {what} {spec!r}; known: {', '.join(table)} (optionally name=value)")
-    field_name, default = table[name]
-    if not field_name:
-        if value:
-            raise SettingsError(f"{what} 'none' takes no value, got {spec!r}")
-        return "none", {}
-    try:
-        v: float = float(value) if value else float(default)  # type: ignore[arg-type]
-    except ValueError:
-        raise SettingsError(f"{what} {spec!r}: the value must be a number") from None
-    if field_name == "top_k":
-        if v != int(v):
-            raise SettingsError(f"top-k must be a whole number, got {value}")
-        v = int(v)
-    label = name if not value else f"{name}={value}"
-    return label, {field_name: v}
-
-
-def parse_truncation(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"top-p"`` -> ``("top-p", {"top_p": 0.95})``; ``"min-p=0.1"`` -> ``("min-p=0.1", {"min_p": 0.1})``."""
-    return _parse_axis(spec, TRUNCATIONS, "truncation")
-
-
-def parse_penalty(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"rep"`` -> ``("rep", {"repetition_penalty": 1.2})``."""
-    return _parse_axis(spec, PENALTIES, "penalty")
-
-
-# --------------------------------------------------------------------------- grid
-@dataclass(frozen=True)
-class Cell:
-    temperature: float
-    truncation: str = "none"
-    penalty: str = "none"
-
-    @property
-    def label(self) -> str:
-        return f"T={self.temperature:g} {self.truncation} {self.penalty}"
-
-    def settings(self, order: str = "transformers", seed: int = 0) -> SamplingSettings:
-        changes: dict[str, Any] = {}
-        if self.temperature > 0:
-            changes.update(parse_truncation(self.truncation)[1])
-        changes.update(parse_penalty(self.penalty)[1])
-        return SamplingSettings(temperature=self.temperature, order=order, seed=seed, **changes)
-
-
-@dataclass(frozen=True)
-class SweepConfig:
-    model: str
-    task: str
-    problems: int = 50
-    n: int = 16
-    temperatures: tuple[float, ...] = (0.3, 0.7, 1.0, 1.3)
-    truncations: tuple[str, ...] = ("none", "top-p", "min-p", "top-k")
-    penalties: tuple[str, ...] = ("none",)
-    max_new_tokens: int = 40
-    seed: int = 0
-    chat: bool | None = None          # None: the task's default
-    order: str = "transformers"
-    start: int = 0                    # first problem (a held-out split starts after the calibration one)
-
-    def __post_init__(self) -> None:
-        if self.problems < 1 or self.n < 1 or self.max_new_tokens < 1:
-            raise SettingsError(f"problems, n and max_new_tokens must be >= 1, got {self.problems}, {self.n}, "
-                                f"{self.max_new_tokens}")
-        if not self.temperatures:
-            raise SettingsError("give at least one temperature")
-        for t in self.temperatures:
-            SamplingSettings(temperature=t)          # validates the range
-        for s in self.truncations:
-            parse_truncation(s)
-        for s in self.penalties:
-            parse_penalty(s)
-
-    def cells(self) -> list[Cell]:
-        """Truncation-major order (all temperatures of ``none`` first), so a partial run still
-        has whole temperature curves. Temperature 0 appears once per penalty."""
-        out: list[Cell] = []
-        for pen in self.penalties:
-            pen = parse_penalty(pen)[0]
-            for tr in self.truncations:
-                tr = parse_truncation(tr)[0]
-                for t in self.temperatures:
-                    cell = Cell(float(t), "none" if t == 0 else tr, pen)
-                    if cell not in out:
-                        out.append(cell)
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["temperatures"], d["truncations"], d["penalties"] = list(self.temperatures), list(self.truncations), list(self.penalties)
-        return d
 
 
 # --------------------------------------------------------------------------- per-cell results

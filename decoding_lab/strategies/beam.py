@@ -4,6 +4,8 @@ Keep ``num_beams`` partial sequences ("beams"). At each step:
 
 1. Every beam's next-token log-probs: ``log_softmax(logits)``, then the stages (repetition
    penalty, n-gram blocking, ...) run on those *log-probs*, as transformers' processors do.
+   Truncation stages in the settings (top-k, top-p, ...) cut candidates here too; note that
+   ``generate(do_sample=False)`` would ignore them.
 2. Add each beam's running score: a candidate's score is the sum of its log-probs.
 3. Keep the best ``max(2, 1 + n_eos) * num_beams`` candidates over all beams. Enough that,
    even if every beam's best continuations are EOS, ``num_beams`` candidates go on.
@@ -20,7 +22,8 @@ Keep ``num_beams`` partial sequences ("beams"). At each step:
    candidate ended (the length limit).
 
 ``alpha`` (``length_penalty``) > 0 favours long hypotheses, < 0 short ones, 0 compares raw
-sums. Scores are summed in float32 and topped with ``torch.topk`` on the same tensor
+sums. ``num_beams=1`` is a one-beam search here; ``generate`` switches to greedy instead
+(they differ when a finished hypothesis may still be beaten, e.g. ``early_stopping="never"``). Scores are summed in float32 and topped with ``torch.topk`` on the same tensor
 shapes as transformers, so ties break the same way and outputs match ``generate``.
 
 Worked example (``lm`` is a loaded model, see ``decoding_lab.models``)::
@@ -47,7 +50,7 @@ from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
 from decoding_lab.strategies.common import (StopFn, advance_stages, check_count, check_max_new_tokens,
-                                            check_prompt, check_settings, eos_set, make_sequence, prefill,
+                                            check_prompt, check_settings, eos_set, make_sequence, prefill, primed,
                                             row_entropies, settings_json, start_stages)
 from decoding_lab.strategies.result import (BeamCandidate, BeamHypothesis, BeamStep, BeamTree, GeneratedSequence,
                                             GenerationResult)
@@ -57,25 +60,25 @@ MAX_BEAMS = 32
 NEG = -1.0e9
 
 
-def iter_beam(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, num_beams: int = 4,
-              length_penalty: float = 1.0, early_stopping: bool | str = False, num_return_sequences: int = 1,
-              max_new_tokens: int = 64, extra_stages: dict[str, Stage] | None = None,
+def iter_beam(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+              *, num_beams: int = 4, length_penalty: float = 1.0, early_stopping: bool | str = False,
+              num_return_sequences: int = 1, extra_stages: dict[str, Stage] | None = None,
               should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
     """Yield a snapshot after every step (``sequences`` = the live beams, best first, with
     their raw running scores); the last snapshot is the final result."""
-    return _run(lm, prompt_ids, settings, num_beams, length_penalty, early_stopping, num_return_sequences,
-                max_new_tokens, extra_stages, should_stop, every_step=True)
+    return primed(_run(lm, prompt_ids, settings, num_beams, length_penalty, early_stopping,
+                       num_return_sequences, max_new_tokens, extra_stages, should_stop, every_step=True))
 
 
-def beam_search(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, num_beams: int = 4,
-                length_penalty: float = 1.0, early_stopping: bool | str = False, num_return_sequences: int = 1,
-                max_new_tokens: int = 64, extra_stages: dict[str, Stage] | None = None,
+def beam_search(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+                *, num_beams: int = 4, length_penalty: float = 1.0, early_stopping: bool | str = False,
+                num_return_sequences: int = 1, extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> GenerationResult:
     """Run beam search to the end. ``sequences`` are the best ``num_return_sequences``
     hypotheses, best first; ``score`` is the length-normalised score (transformers'
     ``sequences_scores``)."""
-    *_, result = _run(lm, prompt_ids, settings, num_beams, length_penalty, early_stopping, num_return_sequences,
-                      max_new_tokens, extra_stages, should_stop, every_step=False)
+    *_, result = primed(_run(lm, prompt_ids, settings, num_beams, length_penalty, early_stopping,
+                             num_return_sequences, max_new_tokens, extra_stages, should_stop, every_step=False))
     return result
 
 
@@ -109,7 +112,7 @@ def _can_improve(best_running: float, slot_scores: torch.Tensor, slot_done: torc
 def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_beams: int, length_penalty: float,
          early_stopping: bool | str, num_return_sequences: int, max_new_tokens: int,
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
-         every_step: bool) -> Iterator[GenerationResult]:
+         every_step: bool) -> Iterator[GenerationResult | None]:
     prompt = check_prompt(lm, prompt_ids)
     K, alpha, early_stopping, n_return = check_beam_args(num_beams, length_penalty, early_stopping,
                                                          num_return_sequences)
@@ -125,6 +128,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
                          num_return_sequences=n_return, max_new_tokens=max_new_tokens)
     tree = BeamTree(K, alpha, early_stopping)
     t0 = time.perf_counter()
+    yield None  # the arguments are valid: primed() stops here, before any model work
 
     # Live beams. All start as the bare prompt, but only beam 0 counts: the others score
     # -1e9, so step 1 does not pick the same token K times.
@@ -176,7 +180,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
         total = (logp + beam_scores[:, None]).reshape(1, -1)                          # [1, K * V]
 
         # 3. the best n_keep candidates over all beams (topk sorts them, best first)
-        top_scores, top_idx = torch.topk(total, k=n_keep)
+        top_scores, top_idx = torch.topk(total, k=min(n_keep, total.shape[-1]))
         top_scores, top_idx = top_scores[0], top_idx[0]
         if not math.isfinite(float(top_scores[0])):
             raise DeadEndError(f"step {step}: the stages left no token that any beam can take")
@@ -188,7 +192,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
         live_idx = torch.topk(running, k=K)[1]
 
         # 4. hypotheses: only ended candidates in the top K may enter, scored by length
-        in_top_k = torch.arange(n_keep) < K
+        in_top_k = torch.arange(len(top_scores)) < K
         may_enter = ends & in_top_k
         normalized = top_scores / ((step + 1) ** alpha)
         closed = (bool(slot_done.all()) and early_stopping is True) or not improvable
@@ -197,52 +201,55 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
         merged_done = torch.cat((slot_done, may_enter))
         keep_idx = torch.topk(merged_scores, k=K)[1].tolist()
 
-        # Record every candidate, then move the lists along the back-pointers.
+        # Record every candidate. Per-candidate lists (tokens, log-probs, entropies) are
+        # built only for the candidates that survive: its parent beam's list plus one entry.
+        par, tok = parents.tolist(), tokens.tolist()
+        step_lp = logp[parents, tokens].tolist()
         ents = row_entropies(logits)
-        cand_tokens = [beam_tokens[int(p)] + [int(t)] for p, t in zip(parents, tokens)]
-        cand_lps = [beam_lps[int(p)] + [float(logp[p, t])] for p, t in zip(parents, tokens)]
-        cand_ents = [beam_ents[int(p)] + [ents[int(p)]] for p in parents]
+        step_ent = [ents[p] for p in par]
+
+        def extend(c: int, lists: list[list], values: list) -> list:
+            return lists[par[c]] + [values[c]]
+
         entered = {j - K for j in keep_idx if j >= K and bool(may_enter[j - K])}
-        live_set = set(live_idx.tolist())
+        live = live_idx.tolist()
         cands: list[BeamCandidate] = []
-        for c in range(n_keep):
+        for c in range(len(tok)):
             if bool(may_enter[c]):
                 status = "finished" if c in entered else "rejected"
             else:
-                status = "live" if c in live_set and not bool(ends[c]) else "pruned"
-            cands.append(BeamCandidate(int(parents[c]), int(tokens[c]), lm.token_str(int(tokens[c])),
-                                       float(logp[parents[c], tokens[c]]), float(top_scores[c]), status,
-                                       bool(ends[c]) and int(tokens[c]) in eos,
+                status = "live" if c in live and not bool(ends[c]) else "pruned"
+            cands.append(BeamCandidate(par[c], tok[c], lm.token_str(tok[c]), step_lp[c], float(top_scores[c]),
+                                       status, tok[c] in eos,
                                        float(normalized[c]) if bool(ends[c]) else None))
+        tree.steps.append(BeamStep(step, cands, live))
+
         new_hyps: list[BeamHypothesis | None] = []
-        new_lps, new_ents = [], []
+        new_lps: list[list[float]] = []
+        new_ents: list[list[float]] = []
         for j in keep_idx:
-            if j < K:
-                new_hyps.append(slot_hyps[j])
-                new_lps.append(slot_lps[j])
-                new_ents.append(slot_ents[j])
-            elif j - K not in entered:   # a candidate that could not enter fills an empty slot
-                new_hyps.append(None)
-                new_lps.append([])
-                new_ents.append([])
-            else:
+            if j < K:                     # a hypothesis that stays
+                hyp, lps, hs = slot_hyps[j], slot_lps[j], slot_ents[j]
+            elif j - K in entered:        # a candidate that just finished
                 c = j - K
-                toks = cand_tokens[c]
+                toks = extend(c, beam_tokens, tok)
                 is_eos = toks[-1] in eos
-                new_hyps.append(BeamHypothesis(toks, lm.decode(toks[:-1] if is_eos else toks),
-                                               float(top_scores[c]), float(normalized[c]), len(toks), step, c,
-                                               is_eos))
-                new_lps.append(cand_lps[c])
-                new_ents.append(cand_ents[c])
+                hyp = BeamHypothesis(toks, lm.decode(toks[:-1] if is_eos else toks), float(top_scores[c]),
+                                     float(normalized[c]), len(toks), step, c, is_eos)
+                lps, hs = extend(c, beam_lps, step_lp), extend(c, beam_ents, step_ent)
+            else:                         # an empty slot (nothing better was offered)
+                hyp, lps, hs = None, [], []
+            new_hyps.append(hyp)
+            new_lps.append(lps)
+            new_ents.append(hs)
         slot_scores, slot_done = merged_scores[keep_idx], merged_done[keep_idx]
         slot_hyps, slot_lps, slot_ents = new_hyps, new_lps, new_ents
 
-        live = live_idx.tolist()
-        tree.steps.append(BeamStep(step, cands, live))
+        # The new live beams, following their back-pointers.
         beam_scores = running[live_idx]
-        beam_tokens = [cand_tokens[c] for c in live]
-        beam_lps = [cand_lps[c] for c in live]
-        beam_ents = [cand_ents[c] for c in live]
+        beam_tokens = [extend(c, beam_tokens, tok) for c in live]
+        beam_lps = [extend(c, beam_lps, step_lp) for c in live]
+        beam_ents = [extend(c, beam_ents, step_ent) for c in live]
 
         # 6. stop?
         improvable = improvable and _can_improve(float(beam_scores[0]), slot_scores, slot_done, step + 1,
@@ -259,7 +266,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
         if every_step:
             yield progress()
         # the cache rows follow the back-pointers; so do stateful stages
-        beam_parents = [int(parents[c]) for c in live]
+        beam_parents = [par[c] for c in live]
         cache.reorder_cache(torch.tensor(beam_parents))
         advance_stages(stages, beam_parents, [t[-1] for t in beam_tokens])
     tree.stop_reason = tree.stop_reason or "max_new_tokens"

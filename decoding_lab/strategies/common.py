@@ -12,7 +12,7 @@ that are the same in all three.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import torch
 from transformers import DynamicCache
@@ -21,6 +21,8 @@ from decoding_lab.forward import forward, new_cache
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError, Stage
 from decoding_lab.strategies.result import GeneratedSequence
+
+T = TypeVar("T")
 
 #: Called between steps; returning True ends the run (the result so far is returned).
 StopFn = Callable[[], bool]
@@ -106,3 +108,12 @@ def make_sequence(lm: Any, tokens: list[int], logprobs: list[float], entropies: 
 
 def settings_json(lm: Any, settings: SamplingSettings, **extra: Any) -> dict[str, Any]:
     return {"model": getattr(lm, "name", "?"), **settings.to_json(), **extra}
+
+
+def primed(gen: Iterator[T | None]) -> Iterator[T]:
+    """Run a strategy's generator up to its first ``yield None``, which comes right after
+    the argument checks: bad settings raise when ``iter_*`` is *called*, not at the first
+    ``next()``, while the model work still waits for the consumer."""
+    first = next(gen)
+    assert first is None
+    return gen  # type: ignore[return-value]

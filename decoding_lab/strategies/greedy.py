@@ -28,7 +28,7 @@ from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, Stage
 from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens, check_prompt,
-                                            check_settings, eos_set, make_sequence, prefill, row_entropies,
+                                            check_settings, eos_set, make_sequence, prefill, primed, row_entropies,
                                             settings_json, start_stages)
 from decoding_lab.strategies.result import GenerationResult
 
@@ -36,22 +36,23 @@ GREEDY_DEFAULT = SamplingSettings(temperature=0.0)
 
 
 def iter_greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
-                extra_stages: dict[str, Stage] | None = None,
+                *, extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
     """Yield a snapshot after every token; the last one has ``done=True``."""
-    return _run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop, every_step=True)
+    return primed(_run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop, every_step=True))
 
 
 def greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
-           extra_stages: dict[str, Stage] | None = None, should_stop: StopFn | None = None) -> GenerationResult:
+           *, extra_stages: dict[str, Stage] | None = None, should_stop: StopFn | None = None) -> GenerationResult:
     """Run greedy decoding to the end (EOS, ``max_new_tokens`` or ``should_stop``)."""
-    *_, result = _run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop, every_step=False)
+    *_, result = primed(_run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop,
+                             every_step=False))
     return result
 
 
 def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_new_tokens: int,
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
-         every_step: bool) -> Iterator[GenerationResult]:
+         every_step: bool) -> Iterator[GenerationResult | None]:
     prompt = check_prompt(lm, prompt_ids)
     max_new_tokens = check_max_new_tokens(max_new_tokens)
     settings = check_settings(settings, GREEDY_DEFAULT).replace(temperature=0.0)
@@ -59,6 +60,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_
     eos = eos_set(lm)
     info = settings_json(lm, settings, max_new_tokens=max_new_tokens)
     t0 = time.perf_counter()
+    yield None  # the arguments are valid: primed() stops here, before any model work
 
     tokens: list[int] = []
     logprobs: list[float] = []
@@ -85,9 +87,9 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_
         tokens.append(tok)
         logprobs.append(float(torch.log_softmax(final[0].double(), dim=-1)[tok]))
         entropies.extend(row_entropies(logits))
-        advance_stages(stages, [0], [tok])
         done = tok in eos or len(tokens) == max_new_tokens
         if done or every_step:
             yield snapshot(done=done)
         if done:
             return
+        advance_stages(stages, [0], [tok])   # stateful stages (a grammar) take the token

@@ -35,7 +35,7 @@ from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, Stage
 from decoding_lab.strategies.common import (StopFn, advance_stages, check_count, check_max_new_tokens,
-                                            check_prompt, check_settings, eos_set, make_sequence, prefill,
+                                            check_prompt, check_settings, eos_set, make_sequence, prefill, primed,
                                             row_entropies, settings_json, start_stages)
 from decoding_lab.strategies.result import GenerationResult
 
@@ -43,24 +43,25 @@ from decoding_lab.strategies.result import GenerationResult
 MAX_SAMPLES = 64
 
 
-def iter_sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, n: int = 1,
-                max_new_tokens: int = 64, extra_stages: dict[str, Stage] | None = None,
+def iter_sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+                *, n: int = 1, extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
     """Yield a snapshot (all n samples so far) after every step; the last has ``done=True``."""
-    return _run(lm, prompt_ids, settings, n, max_new_tokens, extra_stages, should_stop, every_step=True)
+    return primed(_run(lm, prompt_ids, settings, n, max_new_tokens, extra_stages, should_stop, every_step=True))
 
 
-def sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, n: int = 1,
-           max_new_tokens: int = 64, extra_stages: dict[str, Stage] | None = None,
+def sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+           *, n: int = 1, extra_stages: dict[str, Stage] | None = None,
            should_stop: StopFn | None = None) -> GenerationResult:
     """Draw ``n`` samples to the end. With temperature 0 every row is greedy (n equal outputs)."""
-    *_, result = _run(lm, prompt_ids, settings, n, max_new_tokens, extra_stages, should_stop, every_step=False)
+    *_, result = primed(_run(lm, prompt_ids, settings, n, max_new_tokens, extra_stages, should_stop,
+                             every_step=False))
     return result
 
 
 def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: int, max_new_tokens: int,
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
-         every_step: bool) -> Iterator[GenerationResult]:
+         every_step: bool) -> Iterator[GenerationResult | None]:
     prompt = check_prompt(lm, prompt_ids)
     n = check_count("number of samples n", n, 1, MAX_SAMPLES)
     max_new_tokens = check_max_new_tokens(max_new_tokens)
@@ -73,6 +74,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: i
     generator.manual_seed(seed)
     info = settings_json(lm, settings, n=n, max_new_tokens=max_new_tokens, seed_used=seed)
     t0 = time.perf_counter()
+    yield None  # the arguments are valid: primed() stops here, before any model work
 
     tokens: list[list[int]] = [[] for _ in range(n)]
     logprobs: list[list[float]] = [[] for _ in range(n)]

@@ -22,7 +22,7 @@ import gradio as gr  # noqa: E402
 
 from decoding_lab.ui import explorer, explorer_handlers, urlstate  # noqa: E402
 from decoding_lab.ui.i18n import LANGS, norm_lang, t  # noqa: E402
-from decoding_lab.ui.state import SETTING_KEYS, Labels  # noqa: E402
+from decoding_lab.ui.state import SETTING_KEYS, Labels, merge_updates  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -48,6 +48,9 @@ HEAD = """
 })();
 </script>
 """
+
+
+RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 80); }"
 
 
 def launch_kwargs() -> dict[str, Any]:
@@ -90,6 +93,9 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 L(tab_beam, "tab_beam")
                 beam_tab = _optional_tab("beam", L, lang_state, ex)
         tabs = [x for x in (cmp_tab, beam_tab) if x is not None]
+        # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
+        for tab in (tab_ex, tab_cmp, tab_beam):
+            tab.select(None, None, None, js=RESIZE_JS)
 
         # ---------------------------------------------------------------- language
         rerender_inputs = [ex.session] + [s for tab in tabs for s in tab.states]
@@ -98,11 +104,11 @@ def build_demo(lang: str = "en") -> gr.Blocks:
 
         def on_language(new_lang, session, *tab_states):
             new_lang = norm_lang(new_lang)
-            out = {lang_state: new_lang, **L.updates(new_lang), **ex_events["render"](new_lang, session)}
+            out = merge_updates({lang_state: new_lang, **L.updates(new_lang)}, ex_events["render"](new_lang, session))
             i = 0
             for tab in tabs:
                 n = len(tab.states)
-                out.update(tab.rerender(new_lang, *tab_states[i:i + n]))
+                out = merge_updates(out, tab.rerender(new_lang, *tab_states[i:i + n]))
                 i += n
             out.pop(lang_radio, None)  # the radio keeps its value; only its label changes
             out[lang_radio] = gr.update(label=t(new_lang, "language"))

@@ -4,6 +4,7 @@ found: score = sum log p / length ** α."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -99,7 +100,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
     with gr.Row():
         ui.export = L(gr.Button(t(lang, "export"), elem_id="beam-export"), "export", "value")
         ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                             elem_id="beam-files", height=90), "export_files")
+                             elem_id="beam-files", visible=False), "export_files")
 
     def render(lang: str, state: dict | None) -> dict:
         if not state:
@@ -109,10 +110,14 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
         rows, _ = alpha_ranking(hyps, alphas)
         headers = [t(lang, "col_hyp"), t(lang, "col_len_tok"), t(lang, "col_sum_lp")] + \
                   [t(lang, "col_alpha", a=a) for a in alphas]
-        status = t(lang, "beam_status", steps=len(tree.steps), hyps=len(tree.hypotheses),
-                   reason=tree.stop_reason or "…", text=res.text.replace("\n", "↵") if res.done else "…")
         return {ui.tree: beam_tree_chart(tree, lang), ui.table: pd.DataFrame(rows, columns=headers),
-                ui.status: status}
+                ui.status: render_status(lang, state)}
+
+    def render_status(lang: str, state: dict) -> str:
+        res = state["result"]
+        tree = res.beam_tree
+        return t(lang, "beam_status", steps=len(tree.steps), hyps=len(tree.hypotheses),
+                 reason=tree.stop_reason or "…", text=res.text.replace("\n", "↵") if res.done else "…")
 
     @guarded
     @gpu
@@ -127,6 +132,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
             raise SettingsError(f"early stopping must be true, false or never, got {early!r}")
         lm = get_model(model)
         ids = lm.encode_prompt(prompt or "", chat == "chat")
+        last_full = 0.0
         for res in iter_beam(lm, ids, None, num_beams=int(beams), length_penalty=float(alpha),
                              early_stopping=early_stopping, max_new_tokens=int(max_new)):
             hyps = ended_candidates(res.beam_tree)
@@ -134,7 +140,12 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
                 toks = h["tokens"][:-1] if h["eos"] else h["tokens"]
                 h["text"] = lm.decode(toks)
             state = {"result": res, "hyps": hyps, "alphas": alphas}
-            yield {**render(lang, state), ui.result: state}
+            now = time.perf_counter()
+            if res.done or now - last_full >= 1.0:  # redraw the tree at most once a second
+                last_full = now
+                yield {**render(lang, state), ui.result: state}
+            else:
+                yield {ui.status: render_status(lang, state), ui.result: state}
 
     @guarded
     def on_export(lang, state):
@@ -143,7 +154,8 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
             raise SettingsError("nothing to export yet: run beam search first")
         table = render("en", state)[ui.table]
         payload = {**state["result"].to_json(), "alpha_ranking": {"alphas": state["alphas"], "rows": table.values.tolist()}}
-        return {ui.files: write_files("beam", payload, list(table.columns), table.values.tolist())}
+        files = write_files("beam", payload, list(table.columns), table.values.tolist())
+        return {ui.files: gr.update(value=files, visible=True)}
 
     with_params(on_run, ["lang", "state", "model", "prompt", "chat", "num_beams", "length_penalty", "early_stopping",
                          "max_new_tokens", "alphas"])

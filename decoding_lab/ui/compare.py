@@ -8,6 +8,7 @@ output gets its length, mean log-prob, 4-gram repetition rate and distinct-n (fr
 from __future__ import annotations
 
 import html
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -20,7 +21,7 @@ from decoding_lab.ui import plots
 from decoding_lab.ui.explorer import chat_choices, model_names
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.runtime import gpu
-from decoding_lab.ui.state import Labels, guarded, values_from_settings, with_params
+from decoding_lab.ui.state import Labels, as_number, guarded, values_from_settings, with_params
 
 MAX_COLS = 4
 COL_KEYS = ("strategy", "temperature", "top_k", "top_p", "min_p", "repetition_penalty", "order", "seed",
@@ -43,10 +44,10 @@ def column_settings(v: dict[str, Any]) -> tuple[str, SamplingSettings, dict[str,
     strategy = v["strategy"]
     if strategy not in ("greedy", "beam", "sample"):
         raise SettingsError(f"strategy must be greedy, beam or sample, got {strategy!r}")
-    num = lambda k: v[k] if not isinstance(v[k], float) or not v[k].is_integer() or k not in INT_KEYS else int(v[k])  # noqa: E731
-    for k in COL_KEYS[1:]:
-        if v.get(k) is None:
-            raise SettingsError(f"{k.replace('_', ' ')} is empty: give a number")
+    def num(key: str) -> Any:
+        x = as_number(key, v.get(key))  # None -> a clear "is empty" error; whole floats -> int
+        return int(x) if key == "num_beams" and isinstance(x, float) and x.is_integer() else x
+
     temperature = 0.0 if strategy in ("greedy", "beam") else num("temperature")
     settings = SamplingSettings(temperature=temperature, top_k=num("top_k"), top_p=num("top_p"), min_p=num("min_p"),
                                 repetition_penalty=num("repetition_penalty"), order=v["order"], seed=num("seed"))
@@ -54,9 +55,6 @@ def column_settings(v: dict[str, Any]) -> tuple[str, SamplingSettings, dict[str,
     if strategy == "beam":
         kwargs = {"num_beams": num("num_beams"), "length_penalty": float(v["length_penalty"])}
     return strategy, settings, kwargs
-
-
-INT_KEYS = {"top_k", "seed", "num_beams"}
 
 
 def column_label(i: int, strategy: str, s: SamplingSettings, kw: dict[str, Any]) -> str:
@@ -158,7 +156,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
     with gr.Row():
         ui.export = L(gr.Button(t(lang, "export"), elem_id="cmp-export"), "export", "value")
         ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                             elem_id="cmp-files", height=90), "export_files")
+                             elem_id="cmp-files", visible=False), "export_files")
     _wire(ui, lang_state, ex)
     ui.states = [ui.results]
     ui.views = [*ui.outs, ui.entropy, ui.table]
@@ -209,6 +207,7 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any) -> None:
             gens.append(ITER_STRATEGIES[strategy](lm, ids, settings, max_new_tokens=int(max_new), **kw))
             labels.append(column_label(i, strategy, settings, kw))
         current: list = [(label, None) for label in labels]
+        last_full = 0.0
         while any(g is not None for g in gens):
             for i, g in enumerate(gens):  # one step of every running strategy, in turn
                 if g is None:
@@ -220,7 +219,14 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any) -> None:
                     continue
                 if current[i][1].done:
                     gens[i] = None
-            yield {**render(ui, lang, current, ncols), ui.results: list(current)}
+            # texts after every round; the plot and table at most once a second (and at the end)
+            now = time.perf_counter()
+            if all(g is None for g in gens) or now - last_full >= 1.0:
+                last_full = now
+                yield {**render(ui, lang, current, ncols), ui.results: list(current)}
+            else:
+                yield {**{ui.outs[i]: output_html(label, res, lang) for i, (label, res) in enumerate(current)},
+                       ui.results: list(current)}
 
     def on_strategy(strategy):
         """Show only the knobs the chosen strategy uses."""
@@ -241,7 +247,8 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any) -> None:
             raise SettingsError("nothing to export yet: run a comparison first")
         payload = {"runs": [{"label": label, **r.to_json()} for label, r in results if r is not None]}
         table = render(ui, "en", results, len(results))[ui.table]
-        return {ui.files: write_files("compare", payload, list(table.columns), table.values.tolist())}
+        files = write_files("compare", payload, list(table.columns), table.values.tolist())
+        return {ui.files: gr.update(value=files, visible=True)}
 
     names = ["lang", "results", "model", "prompt", "chat", "ncols", "max_new_tokens",
              *[f"c{i}_{k}" for i in range(MAX_COLS) for k in COL_KEYS]]

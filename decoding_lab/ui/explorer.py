@@ -132,7 +132,7 @@ def build(L: Labels, lang: str = "en") -> SimpleNamespace:
                 with gr.Row():
                     ui.export = L(gr.Button(t(lang, "export"), elem_id="export-btn"), "export", "value")
                     ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                                         elem_id="export-files", height=90), "export_files")
+                                         elem_id="export-files", visible=False), "export_files")
                 ui.share = L(gr.Textbox("", label=t(lang, "share"), elem_id="share-query", buttons=["copy"],
                                         interactive=False), "share")
     return ui

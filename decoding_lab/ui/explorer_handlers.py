@@ -8,6 +8,7 @@ top_n`` (the two ``gr.State`` inputs are invisible to the API client)."""
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any, Iterator
 
 import gradio as gr
@@ -25,6 +26,7 @@ from decoding_lab.ui.state import CUSTOM, SETTING_KEYS, ExplorerSession, guarded
 
 N_CONTROLS = 4 + len(SETTING_KEYS) + 1  # model, hub, prompt, chat, settings…, top_n
 CURVE_GRID = stats.default_temperature_grid(n=32)  # H(T) is smooth: 32 points draw it well
+FULL_EVERY = 1.0  # seconds between full redraws while playing
 
 
 def control_inputs(ui: Any) -> list:
@@ -154,13 +156,23 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
         if st.finished:
             raise SessionError("generation reached an end-of-sequence token; undo or reset to go on")
         share = share_query(lang, controls)
-        for _ in range(n):
+        last_full = 0.0
+        for i in range(n):
             if st.finished or len(st.tokens) >= st.max_new_tokens:
                 break
             with locked(lang, session):
                 st.step()
                 _after_step(session)
-            yield {**render(ui, lang, session), ui.share: share}
+            # Charts at most every FULL_EVERY seconds, the text after every step: a browser
+            # cannot redraw three plotly figures ten times a second (and would stop responding).
+            now = time.perf_counter()
+            last = i == n - 1 or st.finished or len(st.tokens) >= st.max_new_tokens
+            if last or now - last_full >= FULL_EVERY:
+                last_full = now
+                yield {**render(ui, lang, session), ui.share: share}
+            else:
+                yield {ui.gen: views.generated_html(st, lang), ui.status: views.status_md(st, lang, session.model_name),
+                       ui.session: session}
 
     @guarded
     @gpu
@@ -199,6 +211,9 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
             session.stepper.checkout(int(branch))
         return render(ui, lang, session)
 
+    def on_redraw(lang, session):
+        return render(ui, lang, session)
+
     @guarded
     def on_export(lang, session):
         from decoding_lab.ui.export import write_files
@@ -208,7 +223,7 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
         payload = st.export()
         payload["entropy_curves"] = {tr.step: [list(p) for p in tr.entropy_curve] for tr in st.traces}
         headers, rows = views.step_table(st, "en")
-        return {ui.files: write_files("explorer", payload, headers, rows)}
+        return {ui.files: gr.update(value=write_files("explorer", payload, headers, rows), visible=True)}
 
     def on_order(lang, preset):
         if preset in PRESET_ORDERS:
@@ -232,14 +247,17 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
                                    concurrency_id="model", show_progress="minimal")
     ev["play"] = ui.play.click(on_play, base + ctl, out, api_name="explorer_play", concurrency_id="model",
                                show_progress="minimal")
-    ui.stop.click(None, None, None, cancels=[ev["play"], ev["step_n"]], api_visibility="private")
+    # Stop cancels the stream, then redraws everything from the session (the stream only
+    # sent text between its chart updates).
+    ui.stop.click(None, None, None, cancels=[ev["play"], ev["step_n"]], api_visibility="private").then(
+        on_redraw, base, views_out, api_name="explorer_redraw", show_progress="hidden")
     ev["reset"] = ui.reset.click(on_reset, base + ctl, out, api_name="explorer_reset", concurrency_id="model",
                                  cancels=[ev["play"], ev["step_n"]])
     ev["force"] = ui.force.click(on_force, base + ctl + [ui.candidates], views_out, api_name="explorer_force",
-                                 concurrency_id="model")
+                                 concurrency_id="model", show_progress="minimal")
     ui.click_force.click(on_force, base + ctl + [ui.click_token], views_out, api_name="explorer_force_click",
-                         concurrency_id="model", api_visibility="undocumented")
-    ui.undo.click(on_undo, base, views_out, api_name="explorer_undo", concurrency_id="model")
+                         concurrency_id="model", api_visibility="undocumented", show_progress="minimal")
+    ui.undo.click(on_undo, base, views_out, api_name="explorer_undo", concurrency_id="model", show_progress="minimal")
     ui.restore.click(on_restore, base + [ui.branches], views_out, api_name="explorer_restore",
                      concurrency_id="model")
     ui.export.click(on_export, base, [ui.files], api_name="explorer_export")

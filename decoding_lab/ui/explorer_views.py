@@ -62,7 +62,7 @@ def numbers_md(trace: Any, lang: str) -> str:
     if trace is None:
         return t(lang, "no_session")
     fmt = lambda x: "—" if x is None else f"{0.0 if abs(x) < 5e-5 else x:.4f}"  # noqa: E731
-    lines = [f"| | |", "|---|---|",
+    lines = [f"| {t(lang, 'n_quantity')} | {t(lang, 'n_value')} |", "|---|---|",
              f"| {t(lang, 'n_chosen')} | `{html.escape(show_token(trace.chosen_token))}` (id {trace.chosen_token_id}, "
              f"rank {trace.chosen_rank}, p raw {trace.chosen_p_raw:.4f}, p final {trace.chosen_p_final:.4f}) |",
              f"| {t(lang, 'n_H')} | {fmt(trace.entropy)} |",

@@ -57,7 +57,7 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "") -> go.Figure:
     fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#cbd5e1", width=1), hoverinfo="skip", showlegend=False)
     fig.add_scatter(x=bx, y=by, mode="lines", line=dict(color=ORANGE, width=4), hoverinfo="skip",
                     name=t(lang, "beam_winner"))
-    fig.add_scatter(x=[-1], y=[0], mode="markers+text", text=["prompt"], textposition="middle left",
+    fig.add_scatter(x=[-1], y=[0], mode="markers+text", text=["prompt"], textposition="bottom center",
                     marker=dict(color="#111827", size=10), hoverinfo="skip", showlegend=False)
     for status, (colour, symbol, size) in STATUS_STYLE.items():
         xs, ys, texts, hover = [], [], [], []

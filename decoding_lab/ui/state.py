@@ -34,7 +34,7 @@ DEFAULTS: dict[str, Any] = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p
 INT_KEYS = {"top_k", "no_repeat_ngram_size", "seed"}
 
 
-def _number(name: str, value: Any) -> Any:
+def as_number(name: str, value: Any) -> Any:
     """Gradio hands numbers as float or None; the core validates ranges and names the value."""
     if value is None or value == "":
         raise SettingsError(f"{name.replace('_', ' ')} is empty: give a number")
@@ -53,14 +53,14 @@ def settings_from_values(v: dict[str, Any]) -> SamplingSettings:
     preset = (v.get("order_preset") or "transformers").strip()
     order = (v.get("custom_order") or "") if preset == CUSTOM else preset
     return SamplingSettings(
-        temperature=_number("temperature", v.get("temperature")), top_k=_number("top_k", v.get("top_k")),
-        top_p=_number("top_p", v.get("top_p")), min_p=_number("min_p", v.get("min_p")),
-        typical_p=_number("typical_p", v.get("typical_p")),
-        repetition_penalty=_number("repetition_penalty", v.get("repetition_penalty")),
-        presence_penalty=_number("presence_penalty", v.get("presence_penalty")),
-        frequency_penalty=_number("frequency_penalty", v.get("frequency_penalty")),
-        no_repeat_ngram_size=_number("no_repeat_ngram_size", v.get("no_repeat_ngram_size")),
-        order=order, seed=_number("seed", v.get("seed")))
+        temperature=as_number("temperature", v.get("temperature")), top_k=as_number("top_k", v.get("top_k")),
+        top_p=as_number("top_p", v.get("top_p")), min_p=as_number("min_p", v.get("min_p")),
+        typical_p=as_number("typical_p", v.get("typical_p")),
+        repetition_penalty=as_number("repetition_penalty", v.get("repetition_penalty")),
+        presence_penalty=as_number("presence_penalty", v.get("presence_penalty")),
+        frequency_penalty=as_number("frequency_penalty", v.get("frequency_penalty")),
+        no_repeat_ngram_size=as_number("no_repeat_ngram_size", v.get("no_repeat_ngram_size")),
+        order=order, seed=as_number("seed", v.get("seed")))
 
 
 def values_from_settings(s: SamplingSettings) -> dict[str, Any]:
@@ -159,9 +159,26 @@ class Labels:
                 out[comp] = gr.update(**kw)
             elif kind == "choices":
                 out[comp] = gr.update(label=t(lang, key), choices=extra(lang))
+                info = t(lang, key + "_info")
+                if info != key + "_info":
+                    out[comp]["info"] = info
             else:
                 out[comp] = gr.update(**{kind: t(lang, key)})
         return out
 
     def components(self) -> list[Any]:
         return [c for c, *_ in self.items]
+
+
+def merge_updates(base: dict, more: dict) -> dict:
+    """``{**base, **more}`` except that two updates of one component are combined
+    (a relabel and a new value must both survive)."""
+    out = dict(base)
+    for comp, value in more.items():
+        old = out.get(comp)
+        if isinstance(old, dict) and old.get("__type__") == "update":
+            new = value if isinstance(value, dict) and value.get("__type__") == "update" else gr.update(value=value)
+            out[comp] = {**old, **new}
+        else:
+            out[comp] = value
+    return out
