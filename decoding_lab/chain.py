@@ -15,29 +15,47 @@ from __future__ import annotations
 
 import torch
 
-from decoding_lab.stages import History, SettingsError, Stage, StageRecord
+import time
+
+from decoding_lab.stages import History, SettingsError, Stage, StageRecord, make_record
+from decoding_lab.stats import probs
 
 
 class DeadEndError(RuntimeError):
     """Every token was cut (e.g. a grammar with no allowed continuation). Reported, never sampled through."""
 
 
-def run_chain(stages: list[Stage], logits: torch.Tensor, history: History
-              ) -> tuple[torch.Tensor, list[StageRecord], torch.Tensor | None]:
+def run_chain(stages: list[Stage], logits: torch.Tensor, history: History, with_probs: bool = False):
     """Apply ``stages`` to 1-D ``logits`` in order.
 
     Returns the final logits, one record per stage, and the logits that entered the
-    temperature stage (``None`` when there is none): dH/dT is measured on those."""
+    temperature stage (``None`` when there is none): dH/dT is measured on those. With
+    ``with_probs=True`` it also returns the raw and final distributions (each softmax in
+    the chain is computed once and shared by the records on both sides of it)."""
     records: list[StageRecord] = []
     tempered_input: torch.Tensor | None = None
     x = logits
+    p_x = probs(x)
+    p_raw = p_x
     for stage in stages:
         if stage.name == "temperature":
             tempered_input = x
-        x, rec = stage.apply(x, history)
+        if type(stage).apply is Stage.apply:  # the common case: record with shared softmaxes
+            t0 = time.perf_counter()
+            out = stage.transform(x.unsqueeze(0), history)[0]
+            seconds = time.perf_counter() - t0
+            p_out = probs(out)
+            rec = make_record(stage.name, stage.params(), x, out, seconds, stage.record_extra(x, out),
+                              p_before=p_x, p_after=p_out)
+        else:  # stages with their own apply (e.g. a grammar matcher)
+            out, rec = stage.apply(x, history)
+            p_out = probs(out)
         records.append(rec)
+        x, p_x = out, p_out
         if not bool((x > float("-inf")).any()):
             raise DeadEndError(f"stage {stage.name} left no token that can be chosen")
+    if with_probs:
+        return x, records, tempered_input, p_raw, p_x
     return x, records, tempered_input
 
 

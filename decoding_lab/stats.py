@@ -43,6 +43,11 @@ def entropy(logits: torch.Tensor) -> float:
     return float(-(p * lp).nan_to_num(0.0, posinf=0.0, neginf=0.0).sum())
 
 
+def entropy_of_probs(p: torch.Tensor) -> float:
+    """H from probabilities that are already computed (zeros contribute nothing)."""
+    return float(-(p * torch.log(p.clamp_min(1e-300))).sum())
+
+
 def _finite_moments(z: torch.Tensor, T: float) -> tuple[torch.Tensor, torch.Tensor]:
     """p_T over the finite entries of z, and those entries (float64)."""
     z = z.double()
@@ -85,21 +90,22 @@ def default_temperature_grid(lo: float = 0.05, hi: float = 3.0, n: int = 60) -> 
     return [float(x) for x in torch.logspace(math.log10(lo), math.log10(hi), n)]
 
 
-def tail_mass(logits: torch.Tensor, top_n: int = 20, thresholds: Sequence[float] = TAIL_THRESHOLDS) -> dict:
+def tail_mass(logits: torch.Tensor, top_n: int = 20, thresholds: Sequence[float] = TAIL_THRESHOLDS,
+              p: torch.Tensor | None = None) -> dict:
     """How much probability lies in the tail.
 
     Returns ``{"outside_top_n": mass beyond the N most likely tokens, "top_n": N,
     "below": {"0.001": mass of tokens with p < 1e-3, ...}, "count_below": {...}}``.
     On a 49k or 262k vocabulary thousands of individually negligible tokens can add
     up to a mass one cannot ignore: that is why truncation exists."""
-    p = probs(logits)
+    p = probs(logits) if p is None else p
     n = min(top_n, p.numel())
     top = torch.topk(p, n).values.sum()
     below: dict[str, float] = {}
     count: dict[str, int] = {}
     for th in thresholds:
         mask = (p < th) & (p > 0)
-        below[f"{th:g}"] = float(p[mask].sum())
+        below[f"{th:g}"] = float(torch.where(mask, p, 0.0).sum())
         count[f"{th:g}"] = int(mask.sum())
     return {"top_n": n, "outside_top_n": float(1.0 - top), "below": below, "count_below": count}
 

@@ -139,7 +139,7 @@ class Stepper:
         t_start = time.perf_counter()
         raw = self._next_logits
         history = History.from_lists(self.prompt_ids, self.tokens)
-        final, records, z_temp = run_chain(stages, raw, history)
+        final, records, z_temp, p_raw, p_final = run_chain(stages, raw, history, with_probs=True)
         t_chain = time.perf_counter()
 
         rng_before = self.generator.get_state()
@@ -151,7 +151,7 @@ class Stepper:
             chosen = int(select_sample(final, self.generator))
         t_select = time.perf_counter()
 
-        trace = self._make_trace(raw, final, records, z_temp, chosen, force_token_id is not None)
+        trace = self._make_trace(raw, final, records, z_temp, chosen, force_token_id is not None, p_raw, p_final)
         t_stats = time.perf_counter()
         for stage in stages:
             stage.accept(chosen)
@@ -178,19 +178,18 @@ class Stepper:
         return out
 
     def _make_trace(self, raw: torch.Tensor, final: torch.Tensor, records: list, z_temp: torch.Tensor | None,
-                    chosen: int, forced: bool) -> StepTrace:
+                    chosen: int, forced: bool, p_raw: torch.Tensor, p_final: torch.Tensor) -> StepTrace:
         T = self.settings.temperature
         z = z_temp if z_temp is not None else raw
         self._last_z = z
-        p_raw = stats.probs(raw)
-        p_final = stats.probs(final)
         n = min(self.top_n, raw.numel())
-        top_ids = torch.topk(raw, n).indices.tolist()
+        top_vals, top_idx = torch.topk(raw, n)
+        top_ids = top_idx.tolist()
         extra = [i for i in torch.topk(final, n).indices.tolist() if i not in top_ids and final[i] > float("-inf")]
         ids = top_ids + extra[: max(0, n // 2)]
         if chosen not in ids:
             ids.append(chosen)
-        ranks = self._ranks(raw, ids)
+        ranks = self._ranks(raw, ids, top_ids, top_vals.tolist())
         rows = []
         for tid in ids:
             cut_by = next((r.name for r in records if r.removed is not None and bool(r.removed[tid])), None)
@@ -202,18 +201,28 @@ class Stepper:
             step=len(self.tokens), chosen_token_id=chosen, chosen_token=self.lm.token_str(chosen),
             chosen_rank=ranks[chosen], chosen_p_raw=float(p_raw[chosen]), chosen_p_final=float(p_final[chosen]),
             forced=forced, greedy=greedy, temperature=T,
-            entropy=stats.entropy(raw),
-            entropy_T=None if greedy else stats.entropy_at(z, T),
-            entropy_final=stats.entropy(final),
+            entropy=stats.entropy_of_probs(p_raw),
+            entropy_T=None if greedy else (stats.entropy_of_probs(p_raw) if T == 1.0 and z is raw
+                                           else stats.entropy_at(z, T)),
+            entropy_final=stats.entropy_of_probs(p_final),
             dH_dT=None if greedy else stats.dH_dT(z, T),
-            margin=stats.top_margin(raw), tail=stats.tail_mass(raw, self.top_n),
-            tail_final=stats.tail_mass(final, self.top_n), kept_final=int((final > float("-inf")).sum()),
+            margin=float(top_vals[0] - top_vals[1]) if n > 1 and bool(torch.isfinite(top_vals[1])) else float("inf"),
+            tail=stats.tail_mass(raw, self.top_n, p=p_raw),
+            tail_final=stats.tail_mass(final, self.top_n, p=p_final), kept_final=int((final > float("-inf")).sum()),
             stages=records, top=rows, finished=chosen in eos)
 
     @staticmethod
-    def _ranks(raw: torch.Tensor, ids: list[int]) -> dict[int, int]:
-        """1-based rank of each id under the raw logits (ties share the better rank)."""
-        return {i: int((raw > raw[i]).sum()) + 1 for i in ids}
+    def _ranks(raw: torch.Tensor, ids: list[int], top_ids: list[int], top_vals: list[float]) -> dict[int, int]:
+        """1-based rank of each id under the raw logits (ties share the better rank). Ids in
+        the top-N get theirs from the sorted top values; only the others scan the vocabulary."""
+        ranks: dict[int, int] = {}
+        for i in ids:
+            if i in top_ids:
+                v = top_vals[top_ids.index(i)]
+                ranks[i] = next(k for k, tv in enumerate(top_vals) if tv == v) + 1
+            else:
+                ranks[i] = int((raw > raw[i]).sum()) + 1
+        return ranks
 
     # ------------------------------------------------------------------ rewinding and branches
     def rewind(self, to_step: int) -> None:

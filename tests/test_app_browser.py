@@ -93,9 +93,9 @@ def test_step_chart_agrees_with_core_and_latency(page, app_url, smollm):
     shown = page.evaluate("Array.from(document.querySelectorAll('#generated-text .gen-tok')).map(e => e.textContent)")
     assert "".join(shown).replace("↵", "\n") == "".join(t.chosen_token for t in traces)
     assert "T=1" not in page.url and "model=smollm2" in page.url  # the share link went into the address bar
-    page.screenshot(path=str(SHOTS / "explorer.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / "app_explorer.png"), full_page=True)
     median = statistics.median(times[1:])  # the first includes prefill
-    (SHOTS / "step_latency.txt").write_text(
+    (SHOTS / "app_step_latency.txt").write_text(
         f"Step latency (click -> new token in text and chart re-rendered), default model, headless chromium:\n"
         f"all: {', '.join(f'{x:.2f}' for x in times)} s\nmedian of steps 2-5: {median:.2f} s\n")
     print(f"\nStep latency: {[round(x, 2) for x in times]} s, median {median:.2f} s")
@@ -122,7 +122,7 @@ def test_language_switch(page, app_url):
     page.get_by_role("tab", name="探索").wait_for()
     click_step(page)
     assert "下一个词元" in page.evaluate(f"{CHART}.layout.title.text")
-    page.screenshot(path=str(SHOTS / "explorer_zh.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / "app_explorer_zh.png"), full_page=True)
 
 
 def test_shared_url_restores_settings(page, app_url):
@@ -146,12 +146,13 @@ def test_play_and_stop(page, app_url):
     try:
         page.click("#stop-btn", timeout=20_000)
     except Exception:
-        page.screenshot(path=str(SHOTS / "failed_stop.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / "app_failed_stop.png"), full_page=True)
         raise
     time.sleep(3)
     n = page.evaluate(N_TOKENS)
     time.sleep(4)
     assert page.evaluate(N_TOKENS) == n  # nothing arrives after Stop
+    assert f"Step {n - 1}:" in page.evaluate(f"{CHART}.layout.title.text")  # Stop redrew the charts
     click_step(page)  # and the session goes on from where it stopped
 
 
@@ -165,7 +166,7 @@ def test_screenshot_compare_and_beam(page, app_url):
                            "&& document.querySelectorAll('.cmp-cursor').length === 0", timeout=300_000)
     traces = page.evaluate("document.querySelector('#cmp-entropy-chart .js-plotly-plot').data.length")
     assert traces == 3
-    page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / "app_compare.png"), full_page=True)
     page.get_by_role("tab", name="Beam search").click()
     page.fill("#beam-max-new input[type=number]", "10")
     page.press("#beam-max-new input[type=number]", "Enter")
@@ -174,7 +175,7 @@ def test_screenshot_compare_and_beam(page, app_url):
                            " && !document.querySelector('#beam-status').innerText.includes('…')", timeout=300_000)
     names = page.evaluate("Array.from(document.querySelector('#beam-chart .js-plotly-plot').data).map(d => d.name)")
     assert "live beam" in names
-    page.screenshot(path=str(SHOTS / "beam.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / "app_beam.png"), full_page=True)
 
 
 def test_two_tabs_do_not_share_steps(browser, app_url):
@@ -188,3 +189,25 @@ def test_two_tabs_do_not_share_steps(browser, app_url):
     click_step(b)
     assert a.evaluate(N_TOKENS) == 2 and b.evaluate(N_TOKENS) == 1
     ctx.close()
+
+
+def test_screenshot_lessons_and_temperature_zero(page, app_url):
+    open_app(page, app_url)
+    if page.get_by_role("tab", name="Lessons").count() == 0:
+        pytest.skip("the lessons tab is not mounted")
+    page.get_by_role("tab", name="Lessons").click()
+    page.click("#lesson-load")
+    page.wait_for_function(f"{N_TOKENS} >= 1")  # the lesson switched to the Explorer and ran its steps
+    page.get_by_role("tab", name="Lessons").click()
+    page.screenshot(path=str(SHOTS / "app_lessons.png"), full_page=True)
+    if page.get_by_role("tab", name="Grammar").count():
+        page.get_by_role("tab", name="Grammar").click()
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(SHOTS / "app_grammar.png"), full_page=True)
+    if page.get_by_role("tab", name="Temperature 0").count():
+        page.get_by_role("tab", name="Temperature 0").click()
+        page.fill("#det-tokens input[type=number]", "8")
+        page.press("#det-tokens input[type=number]", "Enter")
+        page.click("#determinism-run")
+        page.wait_for_function("document.querySelector('#det-margins .js-plotly-plot') !== null", timeout=300_000)
+        page.screenshot(path=str(SHOTS / "app_temperature0.png"), full_page=True)

@@ -225,3 +225,14 @@ def test_url_round_trip():
     assert back["chat"] == "raw" and back["top_n"] == 30 and back["lang"] == "zh"
     _, notes = urlstate.decode({"T": "hot"})
     assert notes and "T=" in notes[0]
+
+
+# ----------------------------------------------------------------------------- lessons (if mounted)
+def test_lesson_loads_its_experiment(client):
+    api = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    if "/lesson_load" not in api:
+        pytest.skip("the lessons tab is not mounted")
+    loaded = client.predict(api_name="/lesson_load")  # the first lesson: an Explorer preset that runs its steps
+    assert "Loaded" in loaded[0]
+    r = step(client, prompt=loaded[3], temperature=0.0)
+    assert len(r["table"]["data"]) >= 2  # the lesson's steps are in this session, and stepping goes on

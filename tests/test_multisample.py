@@ -150,6 +150,7 @@ def test_extract_number(text, expected):
 @pytest.mark.parametrize("text,expected", [
     ("The answer is B.", "B"), ("(c) Paris", "C"), ("D. Rome", "D"), ("A", "A"),
     ("I choose option b", "B"), ("It is Lyon, I think.", "A"), ("Hmm, not sure.", None),
+    ("The answer is a city in France: Paris.", "C"), ("Answer: D", "D"),
 ])
 def test_extract_choice(text, expected):
     assert X.extract_choice(text, ["Lyon", "Nice", "Paris", "Rome"]) == expected
@@ -268,7 +269,8 @@ def test_grid_cells_and_axis_parsing():
     cfg = SweepConfig(model="m", task="addition", temperatures=(0, 0.7), truncations=("none", "top-p", "min-p=0.1"),
                       penalties=("none", "rep"))
     cells = cfg.cells()
-    assert [c.label for c in cells[:4]] == ["T=0 none none", "T=0.7 none none", "T=0.7 top-p none", "T=0.7 min-p=0.1 none"]
+    assert [c.label for c in cells[:4]] == ["T=0 none none", "T=0.7 none none", "T=0.7 top-p none",
+                                            "T=0.7 min-p=0.1 none"]
     assert len(cells) == 8          # T=0 once per penalty
     s = Cell(0.7, "min-p=0.1", "rep").settings(seed=5)
     assert (s.min_p, s.repetition_penalty, s.temperature, s.seed) == (0.1, 1.2, 0.7, 5)
@@ -327,6 +329,12 @@ def test_sweep_runs_caches_resumes_and_reports(tiny_lm, tmp_path):
     assert "texts" not in d["cells"][0]
     best = second.best_by_k()
     assert best[1]["pass"] == max(c.pass_at(1) for c in second.cells)
+    from decoding_lab.multisample.sweep import curve
+    assert [t for t, _, _ in curve(d, k=2)] == [0.0, 0.8, 2.0]
+    assert [t for t, _, _ in curve(d, truncation="top-k=5")] == [0.0, 0.8, 2.0]
+    assert curve(d, metric="mean_length")[0][2] is None
+    with pytest.raises(SettingsError):
+        curve(d, k=5)
 
 
 def test_sweep_same_seed_per_problem_across_cells(tiny_lm, tmp_path):
@@ -510,3 +518,26 @@ def test_shipped_sweeps_are_well_formed():
             assert m["pass1"] <= m["pass_at_k"][-1]["mean"] + 1e-12
             cs = [sum(o["correct"]) for o in cell["outcomes"]]
             assert m["pass_at_k"][-1]["mean"] == pytest.approx(passk.pass_at_k_array(n, cs, n).mean())
+
+
+def test_sweep_report_command(tiny_lm, tmp_path, capsys):
+    from decoding_lab.cli import main
+    cfg = SweepConfig(model="tiny", task="parity", problems=2, n=2, temperatures=(1.0,), truncations=("none",),
+                      max_new_tokens=2, chat=False)
+    result = run_sweep(cfg, tiny_lm, tmp_path, task=ParityTask())
+    result.command = "python -m decoding_lab sweep --task parity"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(result.to_json()))
+    assert main(["sweep-report", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1/1 cells" in out and "T=1 none none" in out and "best cell by k" in out
+    assert main(["sweep-report", str(tmp_path / "missing.json")]) == 2
+
+
+def test_partial_result_includes_cached_cells_from_later_in_the_grid(tiny_lm, tmp_path):
+    task = ParityTask()
+    common = dict(model="tiny", task="parity", problems=2, n=2, truncations=("none",), max_new_tokens=2, chat=False)
+    run_sweep(SweepConfig(temperatures=(2.0,), **common), tiny_lm, tmp_path, task=task)
+    partial = run_sweep(SweepConfig(temperatures=(0.8, 2.0), **common), tiny_lm, tmp_path, task=task,
+                        should_stop=lambda: True)
+    assert partial.stopped and [c.cell.label for c in partial.cells] == ["T=2 none none"]

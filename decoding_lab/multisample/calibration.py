@@ -175,7 +175,8 @@ def build_report(fit: CalibrationFit, n: int, cal: dict[float, list[ProblemOutco
     return report
 
 
-def compare_ctd(lm: Any, task: str, problems: int = 20, n: int = 16, temperatures: Sequence[float] = (0.3, 0.7, 1.0, 1.3),
+def compare_ctd(lm: Any, task: str, problems: int = 20, n: int = 16,
+                temperatures: Sequence[float] = (0.3, 0.7, 1.0, 1.3),
                 max_new_tokens: int = 40, seed: int = 0, chat: bool | None = None, order: str = "transformers",
                 eta: float = 1.0, cache_dir: str | Path | None = None, progress: ProgressFn | None = None,
                 should_stop: StopFn | None = None) -> CTDReport:

@@ -1,4 +1,5 @@
-"""The ``sweep``, ``calibrate`` and ``extract-compare`` subcommands (registered into ``python -m decoding_lab``).
+"""The ``sweep``, ``sweep-report``, ``calibrate`` and ``extract-compare`` subcommands
+(registered into ``python -m decoding_lab``).
 
     python -m decoding_lab sweep --task addition --problems 50 --n 16 \\
         --temperatures 0.3,0.7,1.0,1.3 --truncations none,top-p,min-p,top-k \\
@@ -7,8 +8,11 @@
     python -m decoding_lab calibrate --task addition --problems 20 --n 16 --out ctd.json
     python -m decoding_lab calibrate --from-sweep assets/sweeps/smollm2-135m-instruct_addition.json --out ctd.json
     python -m decoding_lab extract-compare --task addition --problems 10 --n 4 --out extract.json
+    python -m decoding_lab sweep-report assets/sweeps/smollm2-135m-instruct_addition.json
 
-Progress goes to stderr, one line per problem; finished cells are cached (``~/.cache/decoding_lab/sweeps``, see ``default_cache_dir``) so an interrupted run resumes where it stopped (Ctrl-C keeps the finished
+Progress goes to stderr, one line per problem; finished cells are cached
+(``~/.cache/decoding_lab/sweeps``, see ``default_cache_dir``) so an interrupted run resumes
+where it stopped (Ctrl-C keeps the finished
 cells and still writes the partial result).
 """
 
@@ -48,7 +52,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--chat", dest="chat", action="store_true", default=None, help="chat template (task default)")
     mode.add_argument("--raw", dest="chat", action="store_false", help="use the prompt as is")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch threads (0: torch's default; on busy shared CPUs 1 is often several times faster)")
     p.add_argument("--out", required=True, help="where to write the result JSON")
     p.add_argument("--cache-dir", default=None, help="per-cell cache (default: ~/.cache/decoding_lab/sweeps)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -71,6 +76,11 @@ def register(subparsers: Any) -> None:
                    help="reuse a sweep's cells (split its problems in half); only the T_ctd cell is sampled")
     c.set_defaults(handler=cmd_calibrate)
 
+    r = subparsers.add_parser("sweep-report", help="print the table of a sweep JSON (e.g. assets/sweeps/*.json)")
+    r.add_argument("file")
+    r.add_argument("--json", action="store_true", help="per-cell metrics as JSON lines")
+    r.set_defaults(handler=cmd_sweep_report)
+
     e = subparsers.add_parser("extract-compare", help="answer extraction by pattern vs by constrained generation")
     _common(e)
     e.add_argument("--temperature", type=float, default=0.7)
@@ -79,6 +89,8 @@ def register(subparsers: Any) -> None:
 
 def _setup(a: argparse.Namespace) -> tuple[Any, Path, Path]:
     import torch
+    if a.threads < 0:
+        raise SettingsError(f"--threads must be >= 0, got {a.threads}")
     if a.threads:
         torch.set_num_threads(a.threads)
     from decoding_lab.models import DEFAULT_MODEL, get_model
@@ -182,17 +194,7 @@ def _command(name: str, a: argparse.Namespace, out: Path) -> str:
 
 
 def _summary(result: Any, out: Path) -> None:
-    n = result.config.n
-    print(f"{'cell':<24} {'pass@1':>7} {f'pass@{n}':>8} {'SC':>6} {'len':>6} {'rep4':>6} {'dist2':>6} {'s':>6}")
-    for c in result.cells:
-        m = c.metrics()
-        print(f"{c.cell.label:<24} {m['pass1']:7.3f} {m['pass_at_k'][-1]['mean']:8.3f} {m['self_consistency']:6.3f} "
-              f"{m['mean_length']:6.1f} {m['repetition_4gram']:6.3f} {m['distinct2'] or 0:6.3f} {c.seconds:6.0f}")
-    best = result.best_by_k()
-    if best:
-        ks = sorted({1, 2, 4, 8, n} & set(best))
-        print("best temperature by k: " + ", ".join(f"k={k}: T={best[k]['temperature']:g} {best[k]['truncation']}"
-                                                  for k in ks))
+    print("\n".join(report_lines(result.to_json())))
     state = "complete" if result.complete else f"{len(result.cells)}/{len(result.config.cells())} cells"
     print(f"{state}, {result.seconds:.0f} s -> {out}", file=sys.stderr)
 
@@ -240,3 +242,35 @@ def cmd_extract_compare(a: argparse.Namespace) -> None:
          "command": _command("extract-compare", a, out)}
     _write(out, d)
     print(json.dumps({k: v for k, v in d.items() if k != "command"}, indent=1))
+
+
+def report_lines(d: dict[str, Any]) -> list[str]:
+    """The summary table of a sweep result (a dict as written by ``sweep``)."""
+    n = d["config"]["n"]
+    k_mid = min(4, n)
+    lines = [f"{d['model']} on {d['task']['name']}: {d['config']['problems']} problems x n={n}, "
+             f"{d['cells_done']}/{d['cells_total']} cells{'' if d['complete'] else ' (partial)'}",
+             f"{'cell':<20} {'pass@1':>12} {f'pass@{k_mid}':>7} {f'pass@{n}':>12} {'SC':>5} {'len':>5} {'rep4':>6} "
+             f"{'dist2':>6} {'no-ans':>6} {'sec':>5}"]
+    for c in d["cells"]:
+        m = c["metrics"]
+        p1, pm, pn = m["pass_at_k"][0], m["pass_at_k"][k_mid - 1], m["pass_at_k"][n - 1]
+        lines.append(f"{c['label']:<20} {p1['mean']:6.3f}±{p1['stderr']:.3f} {pm['mean']:7.3f} "
+                     f"{pn['mean']:6.3f}±{pn['stderr']:.3f} {m['self_consistency']:5.2f} {m['mean_length']:5.1f} "
+                     f"{m['repetition_4gram']:6.3f} {m.get('distinct2') or 0:6.3f} {m['no_answer']:6.3f} "
+                     f"{c['seconds']:5.0f}")
+    best = d.get("best_by_k", {})
+    if best:
+        lines.append("best cell by k: " + ", ".join(f"k={k}: T={v['temperature']:g} {v['truncation']} ({v['pass']:.3f})"
+                                                   for k, v in best.items()))
+    return lines
+
+
+def cmd_sweep_report(a: argparse.Namespace) -> None:
+    from decoding_lab.multisample.sweep import load_result
+    d = load_result(a.file)
+    if a.json:
+        for c in d["cells"]:
+            print(json.dumps({"label": c["label"], **c["metrics"]}))
+        return
+    print("\n".join(report_lines(d)))

@@ -88,7 +88,8 @@ def answer_after(lm: Any, task: Task, problem: Problem, prompt_ids: Sequence[int
     return _normalise(task, problem, raw)
 
 
-def answer_direct(lm: Any, task: Task, problem: Problem, prompt_ids: Sequence[int], cue: str = DIRECT_CUE) -> str | None:
+def answer_direct(lm: Any, task: Task, problem: Problem, prompt_ids: Sequence[int],
+                  cue: str = DIRECT_CUE) -> str | None:
     """Protocol ``direct``: the constrained answer right after the prompt (and a short cue)."""
     raw = constrained_answer(lm, list(prompt_ids) + _encode(lm, cue), task.answer_space(problem))
     return _normalise(task, problem, raw)

@@ -43,8 +43,9 @@ import re
 import unicodedata
 from typing import Sequence
 
-#: Bump when a rule changes: sweep caches keyed on an older version are recomputed.
-EXTRACT_VERSION = 1
+#: Bump a kind's number when its rules change: sweep cells cached under an older version are
+#: recomputed (per kind, so a fix to choice letters does not invalidate numeric sweeps).
+EXTRACT_VERSIONS: dict[str, int] = {"number": 1, "choice": 2, "name": 1, "code": 1}
 
 _NUM = r"-?\d[\d,]*(?:\.\d+)?"
 _BOXED = re.compile(r"\\boxed\{\s*(" + _NUM + r")\s*\}")
@@ -87,16 +88,16 @@ LETTERS = "ABCDEFGH"
 def extract_choice(text: str, options: Sequence[str] = (), letters: str | None = None) -> str | None:
     """The chosen letter ('A'..), or None. ``options`` are the option texts, in order."""
     letters = letters or LETTERS[: max(len(options), 4)]
-    cls = f"[{letters}{letters.lower()}]"
-    rules = [
-        rf"answer\s*(?:is|:)?\s*(?:option\s*)?[\(\[]?({cls})\b",
-        rf"[\(\[]({cls})[\)\]]",
-        rf"(?:^|\n)\s*({cls})\s*[.):]",
-        rf"^\s*({cls})\s*$",
-        rf"(?:option|choice)\s+({cls})\b",
+    up, anycase = f"[{letters}]", f"[{letters}{letters.lower()}]"
+    rules = [   # a lower-case letter only where it cannot be the article "a"
+        rf"(?i:answer)\s*(?:is|:)?\s*(?:(?i:option)\s*)?[\(\[]?({up})\b",
+        rf"[\(\[]({anycase})[\)\]]",
+        rf"(?:^|\n)\s*({up})\s*[.):]",
+        rf"^\s*({up})\s*$",
+        rf"(?i:option|choice)\s+({anycase})\b",
     ]
     for rule in rules:
-        m = re.search(rule, text, re.IGNORECASE if "answer" in rule or "option" in rule else 0)
+        m = re.search(rule, text)
         if m:
             return m.group(1).upper()
     if options:

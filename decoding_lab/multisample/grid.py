@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from decoding_lab.settings import SamplingSettings
+from decoding_lab.strategies.sampling import MAX_SAMPLES
 from decoding_lab.stages import SettingsError
 
 #: Truncation presets (the seed's suggested grid plus top-k); ``name=value`` sets another value.
@@ -101,6 +102,9 @@ class SweepConfig:
         if self.problems < 1 or self.n < 1 or self.max_new_tokens < 1:
             raise SettingsError(f"problems, n and max_new_tokens must be >= 1, got {self.problems}, {self.n}, "
                                 f"{self.max_new_tokens}")
+        if self.n > MAX_SAMPLES:
+            raise SettingsError(f"n must be <= {MAX_SAMPLES} (all n samples of a problem share one batch), "
+                                f"got {self.n}")
         if not self.temperatures:
             raise SettingsError("give at least one temperature")
         for t in self.temperatures:
@@ -111,17 +115,23 @@ class SweepConfig:
             parse_penalty(s)
 
     def cells(self) -> list[Cell]:
-        """Truncation-major order (all temperatures of ``none`` first), so a partial run still
-        has whole temperature curves. Temperature 0 appears once per penalty."""
+        """The grid, in the order it is run. Per penalty: first the whole temperature curve
+        without truncation, then the truncated cells from the *highest* temperature down
+        (every truncation at T before any at a lower T), because truncation changes most
+        where the tail is fattest. A run stopped early thus still has a complete curve and
+        the truncation comparison where it matters. Temperature 0 appears once per penalty
+        (greedy ignores truncation)."""
         out: list[Cell] = []
+        truncs = [parse_truncation(tr)[0] for tr in self.truncations]
+        temps = sorted(float(t) for t in self.temperatures)
         for pen in self.penalties:
             pen = parse_penalty(pen)[0]
-            for tr in self.truncations:
-                tr = parse_truncation(tr)[0]
-                for t in self.temperatures:
-                    cell = Cell(float(t), "none" if t == 0 else tr, pen)
-                    if cell not in out:
-                        out.append(cell)
+            plan = [(t, "none") for t in temps] if "none" in truncs else [(0.0, "none")] if 0.0 in temps else []
+            plan += [(t, tr) for t in reversed(temps) if t > 0 for tr in truncs if tr != "none"]
+            for t, tr in plan:
+                cell = Cell(t, tr, pen)
+                if cell not in out:
+                    out.append(cell)
         return out
 
     def to_json(self) -> dict[str, Any]:

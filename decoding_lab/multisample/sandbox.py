@@ -72,8 +72,8 @@ def _unshare_works() -> bool:
     if not exe or not sys.platform.startswith("linux"):
         return False
     try:
-        r = subprocess.run([exe, "-rn", sys.executable, "-c", "import socket; socket.create_connection(('1.1.1.1', 53), 1)"],
-                           capture_output=True, timeout=10)
+        probe = "import socket; socket.create_connection(('1.1.1.1', 53), 1)"
+        r = subprocess.run([exe, "-rn", sys.executable, "-c", probe], capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return False
     # The namespace works when the child ran and its connection failed with "network unreachable".

@@ -33,8 +33,8 @@ Design choices, all visible in the output JSON:
     >>> cfg = SweepConfig(model="smollm2-135m-instruct", task="addition", problems=50, n=16)
     >>> len(cfg.cells())                         # 4 temperatures x 4 truncations x 1 penalty
     16
-    >>> cfg.cells()[5].label
-    'T=0.7 top-p none'
+    >>> [c.label for c in cfg.cells()[3:7]]     # the no-truncation curve, then truncations from high T down
+    ['T=1.3 none none', 'T=1.3 top-p none', 'T=1.3 min-p none', 'T=1.3 top-k none']
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 from decoding_lab.metrics import distinct_n, ngram_repetition_rate
 from decoding_lab.multisample import passk
-from decoding_lab.multisample.extract import EXTRACT_VERSION
+from decoding_lab.multisample.extract import EXTRACT_VERSIONS
 from decoding_lab.multisample.grid import (PENALTIES, TRUNCATIONS, Cell, SweepConfig, parse_penalty,  # noqa: F401
                                            parse_truncation)
 from decoding_lab.multisample.selection import majority_vote
@@ -103,7 +103,7 @@ class CellResult:
     seconds: float
     examples: list[dict[str, Any]] = field(default_factory=list)
     cached: bool = False
-    texts: list[list[str]] | None = field(default=None, repr=False)   # kept in the cache, so answers can be re-extracted
+    texts: list[list[str]] | None = field(default=None, repr=False)   # in the cache only: answers can be re-extracted
     tokens: list[list[list[int]]] | None = field(default=None, repr=False)   # likewise, for token-level metrics
 
     def metrics(self) -> dict[str, Any]:
@@ -127,7 +127,8 @@ class CellResult:
 
     def to_json(self, texts: bool = False) -> dict[str, Any]:
         extra = {"texts": self.texts, "tokens": self.tokens} if texts and self.texts is not None else {}
-        return {**extra, "temperature": self.cell.temperature, "truncation": self.cell.truncation, "penalty": self.cell.penalty,
+        return {**extra, "temperature": self.cell.temperature, "truncation": self.cell.truncation,
+                "penalty": self.cell.penalty,
                 "label": self.cell.label, "settings": self.settings, "n": self.n, "seconds": self.seconds,
                 "cached": self.cached, "metrics": self.metrics(), "outcomes": [o.to_json() for o in self.outcomes],
                 "examples": self.examples}
@@ -186,7 +187,8 @@ def run_cell(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: S
         tokens.append([list(s.token_ids) for s in res.sequences])
         o = ProblemOutcome(prob.index, prob.answer, [v.answer for v in verdicts], [v.correct for v in verdicts],
                            [len(s.token_ids) for s in seqs], [float(s.score) for s in seqs],
-                           [repetition_rate(s.token_ids) for s in seqs], distinct2=diversity([s.token_ids for s in seqs]))
+                           [repetition_rate(s.token_ids) for s in seqs],
+                           distinct2=diversity([s.token_ids for s in seqs]))
         if task.comparable:
             vote = majority_vote(o.answers, o.logprobs)
             o.vote = vote.answer
@@ -202,10 +204,12 @@ def run_cell(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: S
                       time.perf_counter() - t0, shown, texts=texts, tokens=tokens)
 
 
-def cell_key(config: SweepConfig, cell: Cell, model_name: str) -> str:
-    blob = json.dumps({"format": CELL_FORMAT, "extract": EXTRACT_VERSION,  "model": model_name, "task": config.task, "problems": config.problems,
-                       "start": config.start, "n": config.n, "max_new_tokens": config.max_new_tokens,
-                       "seed": config.seed, "chat": config.chat, "order": config.order,
+def cell_key(config: SweepConfig, cell: Cell, model_name: str, task_kind: str = "number") -> str:
+    """The cache file name of a cell: a hash of everything that decides its numbers."""
+    blob = json.dumps({"format": CELL_FORMAT, "extract": EXTRACT_VERSIONS.get(task_kind, 1), "model": model_name,
+                       "task": config.task, "problems": config.problems, "start": config.start, "n": config.n,
+                       "max_new_tokens": config.max_new_tokens, "seed": config.seed, "chat": config.chat,
+                       "order": config.order,
                        "settings": cell.settings(config.order, config.seed).to_json()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -251,7 +255,8 @@ class SweepResult:
             "complete": self.complete, "stopped": self.stopped, "seconds": self.seconds,
             "cells_done": len(self.cells), "cells_total": len(self.config.cells()),
             "best_by_k": {str(k): v for k, v in self.best_by_k().items()},
-            "best_by_k_per_truncation": {t: {str(k): v for k, v in self.best_by_k(truncation=t).items()} for t in truncs},
+            "best_by_k_per_truncation": {t: {str(k): v for k, v in self.best_by_k(truncation=t).items()}
+                                         for t in truncs},
             "cells": [c.to_json() for c in self.cells],
         }
 
@@ -281,30 +286,59 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
         cache.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     grid = config.cells()
-    done: list[CellResult] = []
-    stopped = False
-    for i, cell in enumerate(grid):
-        path = cache / f"{cell_key(config, cell, model_name)}.json" if cache is not None else None
+    paths = [cache / f"{cell_key(config, c, model_name, task.kind)}.json" if cache is not None else None for c in grid]
+    done: dict[int, CellResult] = {}
+    for i, (cell, path) in enumerate(zip(grid, paths)):      # every cached cell first, whatever its place
         if path is not None and path.is_file():
-            done.append(CellResult.from_json(json.loads(path.read_text())))
+            done[i] = CellResult.from_json(json.loads(path.read_text()))
             if progress:
-                progress(Progress(i, len(grid), cell.label, len(problems), len(problems), time.perf_counter() - t0, True))
+                progress(Progress(i, len(grid), cell.label, len(problems), len(problems), time.perf_counter() - t0,
+                                  cached=True))
+
+    def result(stopped: bool) -> SweepResult:                # finished cells, in grid order
+        return SweepResult(config, [done[i] for i in sorted(done)], time.perf_counter() - t0, stopped, model_name,
+                           task.description, environment())
+
+    for i, (cell, path) in enumerate(zip(grid, paths)):
+        if i in done:
             continue
         report = (lambda j, i=i, cell=cell: progress(Progress(i, len(grid), cell.label, j, len(problems),
                                                               time.perf_counter() - t0))) if progress else None
-        result = run_cell(lm, task, problems, cell, config, should_stop, report)
-        if result is None:
-            stopped = True
-            break
+        res = run_cell(lm, task, problems, cell, config, should_stop, report)
+        if res is None:
+            return result(stopped=True)
         if path is not None:
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(result.to_json(texts=True), ensure_ascii=False))
+            tmp.write_text(json.dumps(res.to_json(texts=True), ensure_ascii=False))
             os.replace(tmp, path)          # atomic: a killed run never leaves half a cell
-        done.append(result)
+        done[i] = res
         if on_cell is not None:
-            on_cell(SweepResult(config, list(done), time.perf_counter() - t0, False, model_name, task.description,
-                                environment()))
-    return SweepResult(config, done, time.perf_counter() - t0, stopped, model_name, task.description, environment())
+            on_cell(result(stopped=False))
+    return result(stopped=False)
+
+
+def curve(result: dict[str, Any], k: int = 1, truncation: str = "none", penalty: str = "none",
+          metric: str = "pass_at_k") -> list[tuple[float, float, float | None]]:
+    """One line of a plot from a sweep JSON: ``(temperature, value, stderr)`` sorted by T, for
+    ``metric`` = ``pass_at_k`` (at ``k``) or any per-cell metric name (``mean_length``,
+    ``repetition_4gram``, ``self_consistency``, ``distinct2``, ``no_answer``; stderr None).
+    The greedy cell (T = 0) belongs to every truncation's curve."""
+    out = []
+    for c in result["cells"]:
+        if c["penalty"] != penalty or (c["truncation"] != truncation and c["temperature"] != 0):
+            continue
+        m = c["metrics"]
+        if metric == "pass_at_k":
+            if not 1 <= k <= len(m["pass_at_k"]):
+                raise SettingsError(f"k must lie in 1..{len(m['pass_at_k'])}, got {k}")
+            p = m["pass_at_k"][k - 1]
+            out.append((c["temperature"], p["mean"], p["stderr"]))
+        elif metric in m:
+            out.append((c["temperature"], m[metric], None))
+        else:
+            known = ", ".join(name for name in m if name != "pass_at_k")
+            raise SettingsError(f"unknown metric {metric!r}; known: pass_at_k, {known}")
+    return sorted(out)
 
 
 #: Precomputed sweeps shipped with the app (see ``assets/sweeps/README.md`` for how each was made).
@@ -332,5 +366,6 @@ def load_result(path: str | Path) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError) as e:
         raise SettingsError(f"cannot read sweep file {path}: {e}") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise SettingsError(f"{path}: not a {FORMAT} file (format {d.get('format') if isinstance(d, dict) else None!r})")
+        found = d.get("format") if isinstance(d, dict) else None
+        raise SettingsError(f"{path}: not a {FORMAT} file (format {found!r})")
     return d

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import torch
 from transformers import LogitsProcessor
 
-from decoding_lab.stats import entropy, probs
+from decoding_lab.stats import entropy_of_probs, probs
 
 
 class SettingsError(ValueError):
@@ -94,20 +94,24 @@ class StageRecord:
 
 
 def make_record(name: str, params: dict, before: torch.Tensor, after: torch.Tensor, seconds: float,
-                extra: dict | None = None) -> StageRecord:
-    """Compare 1-D logits before and after a stage and describe the difference."""
+                extra: dict | None = None, p_before: torch.Tensor | None = None,
+                p_after: torch.Tensor | None = None) -> StageRecord:
+    """Compare 1-D logits before and after a stage and describe the difference.
+
+    ``p_before`` / ``p_after`` (their softmaxes) may be passed in when the caller already
+    has them: a chain computes each distribution once and hands it to both neighbours."""
     alive_before = before > -math.inf
     alive_after = after > -math.inf
     removed = alive_before & ~alive_after
-    p_before = probs(before)
-    p_after = probs(after)
+    p_before = probs(before) if p_before is None else p_before
+    p_after = probs(after) if p_after is None else p_after
     return StageRecord(
         name=name,
         params=params,
         kept=int(alive_after.sum()),
         removed_count=int(removed.sum()),
-        removed_mass=float(p_before[removed].sum()),
-        entropy_after=entropy(after),
+        removed_mass=float(torch.where(removed, p_before, 0.0).sum()),
+        entropy_after=entropy_of_probs(p_after),
         shift=float(0.5 * (p_before - p_after).abs().sum()),
         seconds=seconds,
         removed=removed,

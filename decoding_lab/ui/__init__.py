@@ -20,7 +20,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
-from decoding_lab.ui import explorer, explorer_handlers, urlstate  # noqa: E402
+from decoding_lab.ui import explorer, explorer_handlers, extras, urlstate  # noqa: E402
 from decoding_lab.ui.i18n import LANGS, norm_lang, t  # noqa: E402
 from decoding_lab.ui.state import SETTING_KEYS, Labels, merge_updates  # noqa: E402
 
@@ -81,20 +81,36 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 L(gr.Markdown(t(lang, "subtitle"), elem_id="subtitle"), "subtitle", "value")
             lang_radio = L(gr.Radio([(v, k) for k, v in LANGS.items()], value=norm_lang(lang), label=t(lang, "language"),
                                     elem_id="lang-radio", scale=1, min_width=200), "language")
-        with gr.Tabs(elem_id="tabs"):
+        with gr.Tabs(elem_id="tabs", selected="explorer") as tabs_comp:
             with gr.Tab(t(lang, "tab_explorer"), id="explorer", elem_id="tab-explorer") as tab_ex:
                 L(tab_ex, "tab_explorer")
                 ex = explorer.build(L, lang)
                 ex_events = explorer_handlers.wire(ex, lang_state)
+            with gr.Tab(t(lang, "tab_lessons"), id="lessons", elem_id="tab-lessons") as tab_les:
+                L(tab_les, "tab_lessons")
+                les_tab = extras.mount_lessons(lang, lang_state)
             with gr.Tab(t(lang, "tab_compare"), id="compare", elem_id="tab-compare") as tab_cmp:
                 L(tab_cmp, "tab_compare")
                 cmp_tab = _optional_tab("compare", L, lang_state, ex)
             with gr.Tab(t(lang, "tab_beam"), id="beam", elem_id="tab-beam") as tab_beam:
                 L(tab_beam, "tab_beam")
                 beam_tab = _optional_tab("beam", L, lang_state, ex)
-        tabs = [x for x in (cmp_tab, beam_tab) if x is not None]
+            with gr.Tab(t(lang, "tab_grammar"), id="grammar", elem_id="tab-grammar") as tab_gr:
+                L(tab_gr, "tab_grammar")
+                gr_tab = extras.mount_grammar(lang, lang_state, ex)
+            with gr.Tab(t(lang, "tab_determinism"), id="determinism", elem_id="tab-determinism") as tab_det:
+                L(tab_det, "tab_determinism")
+                det_tab = extras.mount_determinism(lang, lang_state, ex)
+        tabs = [x for x in (cmp_tab, beam_tab, gr_tab, det_tab) if x is not None]  # lessons: see below
+        for tab, content in ((tab_les, les_tab), (tab_cmp, cmp_tab), (tab_beam, beam_tab), (tab_gr, gr_tab),
+                             (tab_det, det_tab)):
+            if content is None:  # a module that is not there (yet) hides its tab instead of showing it empty
+                tab.visible = False
+        if les_tab is not None:
+            extras.wire_lesson_loading(les_tab, lang_state, tabs_comp, ex, ex_events, cmp_tab, beam_tab, det_tab,
+                                       has_grammar=gr_tab is not None)
         # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
-        for tab in (tab_ex, tab_cmp, tab_beam):
+        for tab in (tab_ex, tab_les, tab_cmp, tab_beam, tab_gr, tab_det):
             tab.select(None, None, None, js=RESIZE_JS)
 
         # ---------------------------------------------------------------- language
@@ -114,8 +130,11 @@ def build_demo(lang: str = "en") -> gr.Blocks:
             out[lang_radio] = gr.update(label=t(new_lang, "language"))
             return out
 
-        lang_radio.change(on_language, [lang_radio] + rerender_inputs,
-                          [lang_state] + L.components() + rerender_outputs, api_name="set_language")
+        lang_ev = lang_radio.change(on_language, [lang_radio] + rerender_inputs,
+                                    [lang_state] + L.components() + rerender_outputs, api_name="set_language")
+        if les_tab is not None:  # its progress lives in a BrowserState, which must stay out of set_language's API
+            lang_ev.then(les_tab.rerender, [lang_state, les_tab.ui.current, les_tab.ui.done], les_tab.views,
+                         api_visibility="private")
 
         # ---------------------------------------------------------------- shared URL
         ctl = {"model": ex.model, "prompt": ex.prompt, "chat": ex.chat, "top_n": ex.top_n, **ex.settings}
@@ -140,6 +159,9 @@ def build_demo(lang: str = "en") -> gr.Blocks:
             return out
 
         demo.load(on_load, None, [ex.hub, lang_radio, *ctl.values()], api_name="restore_from_url")
+        if les_tab is not None and les_tab.restore is not None:  # lesson progress kept in the browser
+            demo.load(les_tab.restore, [lang_state, les_tab.ui.current, les_tab.ui.done], les_tab.views,
+                      api_name="lesson_restore_progress")
     demo.launch_kwargs = launch_kwargs()  # type: ignore[attr-defined]
     return demo
 

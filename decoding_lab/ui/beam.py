@@ -117,7 +117,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
         res = state["result"]
         tree = res.beam_tree
         return t(lang, "beam_status", steps=len(tree.steps), hyps=len(tree.hypotheses),
-                 reason=tree.stop_reason or "…", text=res.text.replace("\n", "↵") if res.done else "…")
+                 reason=t(lang, f"reason_{tree.stop_reason}") if tree.stop_reason else "…", text=res.text.replace("\n", "↵") if res.done else "…")
 
     @guarded
     @gpu

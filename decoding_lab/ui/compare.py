@@ -233,9 +233,9 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any) -> None:
         return [gr.update(visible=strategy == "sample"), gr.update(visible=strategy == "beam"),
                 gr.update(visible=strategy == "beam")]
 
-    for c in ui.cols:
+    for i, c in enumerate(ui.cols):
         c["strategy"].change(on_strategy, [c["strategy"]], [c["temperature"], c["num_beams"], c["length_penalty"]],
-                             api_visibility="private")
+                             api_name=f"compare_strategy_{i}", api_visibility="private")
 
     def on_ncols(n):
         return {g: gr.update(visible=i < int(n)) for i, g in enumerate(ui.groups)}

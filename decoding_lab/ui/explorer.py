@@ -29,8 +29,8 @@ def order_choices(lang: str) -> list[tuple[str, str]]:
 
 
 def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str, gr.components.Component]:
-    """One control per stage plus order and seed, keyed like ``SETTING_KEYS``.
-    Also used by the Compare tab (``prefix`` keeps element ids unique)."""
+    """One control per stage plus order and seed, keyed like ``SETTING_KEYS``
+    (``prefix`` keeps element ids unique if the set is ever built twice on a page)."""
     d = DEFAULTS
     c: dict[str, gr.components.Component] = {}
     c["temperature"] = L(gr.Slider(0, 5, value=d["temperature"], step=0.05, label=t(lang, "temperature"),
@@ -67,7 +67,7 @@ def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str,
         c["seed"] = L(gr.Number(d["seed"], precision=0, minimum=0, label=t(lang, "seed"), elem_id=f"{prefix}seed"), "seed")
     c["custom_order"] = L(gr.Textbox(d["custom_order"], label=t(lang, "custom_order"), info=t(lang, "custom_order_info"),
                                      elem_id=f"{prefix}custom-order", lines=2), "custom_order")
-    assert list(c) == sorted(c, key=SETTING_KEYS.index) or set(c) == set(SETTING_KEYS)
+    assert set(c) == set(SETTING_KEYS)
     return c
 
 

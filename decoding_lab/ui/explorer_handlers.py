@@ -59,12 +59,9 @@ def prepare(lang: str, session: ExplorerSession | None, controls: tuple) -> Expl
     settings = settings_from_values(values)
     if session is None:
         return new_session(name, prompt, chat, settings, top_n)
-    from decoding_lab.models import _canonical  # same normalisation as get_model
-    try:
-        same = (_canonical(name), prompt, chat == "chat") == (session.model_name, session.prompt, session.chat)
-    except Exception:
-        same = False
-    if not same:
+    from decoding_lab.models import BUNDLED
+    key = name.strip().lower() if name.strip().lower() in BUNDLED else name.strip()  # as get_model names it
+    if (key, prompt, chat == "chat") != (session.model_name, session.prompt, session.chat):
         gr.Warning(t(lang, "stale_prompt"))
     session.stepper.set_settings(settings)
     session.stepper.top_n = top_n
@@ -269,4 +266,5 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
     ui.share.change(None, [ui.share], None,
                     js="(q) => { if (q) { history.replaceState(null, '', '?' + q); } return []; }")
     ev["render"] = lambda lang, session: render(ui, lang, session)
+    ev["views_out"] = views_out
     return ev

@@ -15,7 +15,8 @@ EN: dict[str, str] = {
     "title": "# Decoding Lab",
     "subtitle": "How a language model turns a next-token distribution into text — step by step, on a live model.",
     "language": "Language",
-    "tab_explorer": "Explorer", "tab_compare": "Compare", "tab_beam": "Beam search",
+    "tab_explorer": "Explorer", "tab_compare": "Compare", "tab_beam": "Beam search", "tab_lessons": "Lessons",
+    "tab_determinism": "Temperature 0", "tab_grammar": "Grammar", "tab_missing": "The {tab} tab is not available in this build.",
     # model and prompt
     "model": "Model", "hub_id": "…or a Hugging Face Hub id", "hub_id_info": "e.g. Qwen/Qwen2.5-0.5B-Instruct (overrides the list)",
     "prompt": "Prompt", "chat": "Prompt format", "chat_choice": "chat template", "raw_choice": "raw text",
@@ -86,11 +87,14 @@ EN: dict[str, str] = {
                  "(★ = winner). α > 0 favours longer answers, α < 0 shorter ones. A different α would also have "
                  "changed which beams the search kept, so this re-ranks only the hypotheses this run found.",
     "beam_status": "{steps} steps · {hyps} finished hypotheses · stopped by: {reason} · best: “{text}”",
+    "reason_max_new_tokens": "max_new_tokens", "reason_early_stopping": "early stopping",
+    "reason_no_improvement": "no live beam can beat the finished ones", "reason_stopped": "Stop",
 }
 
 ZH: dict[str, str] = {
     "title": "# 解码实验室", "subtitle": "一步一步看语言模型如何把下一个词元的概率分布变成文字（实时模型）。",
     "language": "语言", "tab_explorer": "探索", "tab_compare": "对比", "tab_beam": "束搜索",
+    "tab_lessons": "课程", "tab_determinism": "温度 0", "tab_grammar": "语法约束", "tab_missing": "此版本没有“{tab}”页。",
     "model": "模型", "hub_id": "…或 Hugging Face Hub 模型 id", "hub_id_info": "例如 Qwen/Qwen2.5-0.5B-Instruct（优先于列表）",
     "prompt": "提示词", "chat": "提示格式", "chat_choice": "对话模板", "raw_choice": "原始文本", "model_box": "模型与提示词",
     "stages_box": "解码阶段", "temperature": "温度", "temperature_info": "0 = 贪心（取最大值）",
@@ -145,6 +149,8 @@ ZH: dict[str, str] = {
     "beam_note": "排名：得分 =（log p 之和）/ 长度^α，范围是在前几束内结束的所有假设（★ = 胜出）。α > 0 偏向更长的回答，"
                  "α < 0 偏向更短的回答。不同的 α 也会改变搜索保留哪些束，所以这里只对本次找到的假设重新排名。",
     "beam_status": "{steps} 步 · {hyps} 个完成的假设 · 停止原因：{reason} · 最佳：“{text}”",
+    "reason_max_new_tokens": "达到最多新词元数", "reason_early_stopping": "提前停止",
+    "reason_no_improvement": "存活的束已无法超过完成的假设", "reason_stopped": "手动停止",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

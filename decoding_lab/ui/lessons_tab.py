@@ -133,7 +133,7 @@ def wire(ui: SimpleNamespace, lang_state: Any) -> dict[str, Any]:
     def on_teacher(on):
         return {ui.reading: gr.update(visible=not on), ui.teacher_view: gr.update(visible=bool(on))}
 
-    ui.teacher.change(on_teacher, [ui.teacher], [ui.reading, ui.teacher_view], api_name=False)
+    ui.teacher.change(on_teacher, [ui.teacher], [ui.reading, ui.teacher_view], api_visibility="private")
 
     def move(delta):
         def handler(lang, number, screen):

@@ -1,0 +1,164 @@
+"""The Grammar tab alone in a small Blocks, driven through gradio_client on the live default model.
+
+The app runs in this process, so the test can compare what the tab shows with the core's
+own records. Bad input must give a one-line error while the server keeps serving."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+
+import pytest
+import torch
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+
+from conftest_app import free_port
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+pytestmark = pytest.mark.real
+
+STEP_OUT = ["status", "generated", "trace", "forbidden", "timing"]
+CMP_OUT = ["summary", "view"]
+HEAL_OUT = ["summary", "without", "with"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # 2 shared cores: one thread is faster than two fighting
+    yield
+    torch.set_num_threads(before)
+
+
+def build_app():
+    import gradio as gr
+
+    from decoding_lab.models import DEFAULT_MODEL
+    from decoding_lab.ui import grammar_tab
+
+    with gr.Blocks() as demo:
+        lang_state = gr.State("en")
+        model = gr.Dropdown([DEFAULT_MODEL], value=DEFAULT_MODEL, label="Model")
+        hub = gr.Textbox("", label="Hub id")
+        ui = grammar_tab.build("en")
+        grammar_tab.wire(ui, lang_state, model, hub)
+    return demo, ui
+
+
+@pytest.fixture(scope="module")
+def app_url(smollm):  # smollm: the model is loaded before the first request
+    demo, _ = build_app()
+    demo.queue(default_concurrency_limit=2, max_size=32)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture
+def client(app_url):
+    return Client(app_url, verbose=False)  # one client = one session
+
+
+def args(**kw):
+    base = {"model": "smollm2-135m-instruct", "hub_id": "", "kind": "preset", "preset": "json-person",
+            "constraint": "", "prompt": "Describe a fictional person as JSON with the fields name, age, city and "
+            "is_student.", "chat": "chat", "temperature": 0.0, "seed": 0, "max_new_tokens": 64}
+    base.update(kw)
+    return base
+
+
+def step(client, endpoint="/grammar_step", **kw):
+    return dict(zip(STEP_OUT, client.predict(**args(**kw), api_name=endpoint)))
+
+
+def plot(value) -> dict:
+    return json.loads(value["plot"])
+
+
+def test_step_with_json_preset_shows_the_core_records(client, smollm):
+    from decoding_lab.grammar import GrammarMask, preset
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+
+    r = step(client)
+    assert "Step 0" in r["status"] and "forced" in r["status"]  # '{"' is the only way to start the object
+    r = step(client, endpoint="/grammar_step_n", n_steps=4)
+    fig = plot(r["trace"])
+    allowed = fig["data"][0]["y"]
+    assert len(allowed) == 5
+    core = Stepper.from_prompt(smollm, args()["prompt"], True, SamplingSettings(temperature=0.0), top_n=40,
+                               extra_stages={"grammar": GrammarMask(preset("json-person"), smollm)})
+    traces = core.steps(5)
+    want = [next(s for s in tr.stages if s.name == "grammar") for tr in traces]
+    assert allowed == [w.extra["allowed"] for w in want]
+    assert fig["data"][-1]["y"] == pytest.approx([w.removed_mass for w in want], abs=1e-9)
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    assert "grammar compile" in r["timing"] and "mask, this step" in r["timing"]
+    assert set(r["forbidden"]["headers"]) >= {"token", "p (model)"}
+    shown = html.unescape(re.sub(r"<[^>]+>", "", r["generated"]))
+    assert core.text().startswith('{"name": "') and shown.startswith(core.text())
+
+
+def test_bad_regex_is_a_clear_error_and_the_server_stays_up(client):
+    step(client)
+    with pytest.raises(AppError, match="invalid regex '\\[a-': unclosed character class"):
+        step(client, kind="regex", constraint="[a-")
+    with pytest.raises(AppError, match="JSON schema"):
+        step(client, endpoint="/grammar_reset", kind="json_schema", constraint="{not json")
+    r = step(client, kind="regex", constraint="[0-9]{1,3}", prompt="How many legs does a spider have?")
+    assert "Step 0" in r["status"]  # a fresh session on the new constraint
+
+
+def test_budget_exhausted_is_a_warning_not_a_crash(client):
+    r = step(client, endpoint="/grammar_step_n", n_steps=20, max_new_tokens=8)
+    assert "Step 7" in r["status"] and "not complete yet" in r["status"]
+    r = step(client, max_new_tokens=8)  # over budget: the same view, a toast, no error
+    assert "Step 7" in r["status"]
+
+
+def test_compare_constrained_vs_free(client):
+    out = dict(zip(CMP_OUT, client.predict(**args(temperature=0.8, n=2, max_new_tokens=80),
+                                           api_name="/grammar_compare")))
+    assert "constrained: **0%**" in out["summary"]
+    assert out["view"].count("data-valid='true'") >= 2
+    assert out["view"].count("grammar-sample") == 4
+
+
+def test_kind_switch_and_healing(client):
+    text, prompt, _ = client.predict(kind="regex", preset="json-person", api_name="/grammar_kind")
+    assert "am|pm" in (text["value"] if isinstance(text, dict) else text)
+    out = dict(zip(HEAL_OUT, client.predict(model="smollm2-135m-instruct", hub_id="",
+                                            prompt="Describe a fictional person as JSON.", chat="chat",
+                                            prefix='{"name": "', api_name="/grammar_heal")))
+    assert "Removed prompt text" in out["summary"]
+    assert len(out["without"]["data"]) == 10 and len(out["with"]["data"]) >= 1
+
+
+def test_rerender_in_chinese():
+    from decoding_lab.ui import grammar_tab
+
+    _, ui = build_app()
+    out = grammar_tab.rerender(ui, "zh", None, None, None)
+    assert out[ui.step]["value"] == "单步"
+    assert set(out) == set(ui.views)
+
+
+def test_fill_loads_a_preset_or_a_kind():
+    from decoding_lab.grammar import GrammarError
+    from decoding_lab.ui import grammar_tab
+
+    _, ui = build_app()
+    out = grammar_tab.fill(ui, preset_name="integer")
+    assert out[ui.kind] == "preset" and out[ui.prompt].startswith("How many legs")
+    assert out[ui.text]["value"] == grammar_tab.preset("integer").source
+    out = grammar_tab.fill(ui, kind="regex", text="[0-9]+", prompt="Count.")
+    assert (out[ui.kind], out[ui.text]["value"], out[ui.prompt]) == ("regex", "[0-9]+", "Count.")
+    with pytest.raises(GrammarError):
+        grammar_tab.fill(ui, preset_name="nope")
