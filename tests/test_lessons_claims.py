@@ -174,9 +174,6 @@ def _presence(smollm, gemma):
     assert top_prob(t, " a", "p_final") == pytest.approx(0.97, abs=0.02)
 
 
-@pytest.mark.parametrize("claim_id", sorted(CHECKS))
-def test_claim(claim_id, smollm, gemma):
-    CHECKS[claim_id](smollm, gemma)
 
 
 DOG = "Write a long story about a dog named Max."
@@ -222,3 +219,38 @@ def _length_bias(smollm, gemma):
     long = beam_search(smollm, ids, s0, 40, num_beams=4, length_penalty=1.0).sequences[0]
     assert len(long.token_ids) == 25 and long.text.startswith("To add 7 and 5")
     assert sum(long.logprobs) == pytest.approx(-8.04, abs=0.01)
+
+
+@check("mc-format-right-answer-wrong")
+def _format_right(smollm, gemma):
+    from decoding_lab.grammar import GrammarMask, preset
+    p = LESSONS["constrained"].preset
+    mask = GrammarMask(preset(p["constraint"]), smollm)
+    s = Stepper.from_prompt(smollm, p["prompt"], True, SamplingSettings(temperature=0.0),
+                            extra_stages={"grammar": mask})
+    t0, t1 = s.steps(2)
+    g0 = next(r for r in t0.stages if r.name == "grammar")
+    g1 = next(r for r in t1.stages if r.name == "grammar")
+    assert t0.chosen_token == "A" and g0.removed_mass == pytest.approx(0.56, abs=0.02)
+    assert g1.extra["forced"] and g1.extra["preferred_forbidden"]["token"] == ")"
+    assert g1.extra["preferred_forbidden"]["p"] == pytest.approx(0.74, abs=0.02)
+    free = Stepper.from_prompt(smollm, p["prompt"], True, SamplingSettings(temperature=0.0))
+    free.steps(12)
+    assert free.text().startswith("A) Paris")
+
+
+@check("healing-numbers")
+def _healing(smollm, gemma):
+    from decoding_lab.grammar import healing_demo
+    ids = smollm.encode_prompt('Write a JSON object describing a person: {"name": "', False)
+    d = healing_demo(smollm, ids, top_n=5)
+    assert d.without[0]["token"] == "John" and d.without[0]["p"] == pytest.approx(0.61, abs=0.02)
+    assert d.removed_text == ' "' and d.allowed == 32
+    top = {x["token"]: x["p"] for x in d.with_healing}
+    assert top[' "'] == pytest.approx(0.81, abs=0.02) and top[' "",'] == pytest.approx(0.17, abs=0.02)
+
+
+# Defined last, so that every check above is registered before parametrisation.
+@pytest.mark.parametrize("claim_id", sorted(CHECKS))
+def test_claim(claim_id, smollm, gemma):
+    CHECKS[claim_id](smollm, gemma)

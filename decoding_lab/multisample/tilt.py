@@ -11,8 +11,10 @@ to a constant), that is exactly the logits ``(z + eta * V) / T``: add eta·V to 
 candidate's logit, then divide by T. Special cases:
 
 * ``eta = 0``: plain temperature sampling, ``z / T`` (bit for bit: V is not even computed);
-* ``T -> 0`` (greedy on the tilted logits): the argmax of ``z + eta * V`` among the
-  candidates (ties: the lowest token id, as ``torch.argmax`` breaks them);
+* ``T -> 0``: the distribution concentrates on the argmax of ``z + eta * V`` (split evenly
+  on an exact tie); greedy selection (settings temperature 0) takes that argmax, the
+  lowest token id on an exact tie. With ``outside`` = "min" or "cut" the argmax is always
+  a scored candidate: a non-candidate has lower z *and* no higher V than every candidate;
 * verifier-greedy: when eta is large enough that ``eta * (V_a - V_b) > z_b - z_a`` for
   every pair with ``V_a > V_b``, that argmax is the candidate with the highest V, and
   among candidates with equal V the one with the highest z. (T -> 0 alone is *not*

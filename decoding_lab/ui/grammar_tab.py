@@ -432,8 +432,8 @@ def build(lang: str = "en") -> SimpleNamespace:
         with gr.Column(scale=1, min_width=320):
             ui.kind = gr.Radio(kind_choices(lang), value="preset", label=s(lang, "kind"), elem_id="grammar-kind")
             ui.preset = gr.Dropdown(list(PRESETS), value=first, label=s(lang, "preset"), elem_id="grammar-preset")
-            ui.text = gr.Textbox(preset_source(first), label=s(lang, "text"), info=s(lang, "text_info"), lines=7,
-                                 max_lines=18, interactive=False, elem_id="grammar-text")
+            ui.text = gr.Textbox(preset_source(first), label=s(lang, "text"), info=s(lang, "text_info"), lines=6,
+                                 max_lines=10, interactive=False, elem_id="grammar-text")
         with gr.Column(scale=1, min_width=320):
             ui.prompt = gr.Textbox(preset_prompt(first), label=s(lang, "prompt"), lines=3, elem_id="grammar-prompt")
             ui.chat = gr.Radio(chat_choices(lang), value="chat", label=s(lang, "chat"), elem_id="grammar-chat")
