@@ -108,7 +108,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 tab.visible = False
         if les_tab is not None:
             extras.wire_lesson_loading(les_tab, lang_state, tabs_comp, ex, ex_events, cmp_tab, beam_tab, det_tab,
-                                       has_grammar=gr_tab is not None)
+                                       grammar=gr_tab)
         # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
         for tab in (tab_ex, tab_les, tab_cmp, tab_beam, tab_gr, tab_det):
             tab.select(None, None, None, js=RESIZE_JS)

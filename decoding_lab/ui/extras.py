@@ -70,7 +70,7 @@ def _column_values(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: Any, ex_events: dict,
-                        cmp: Any, beam: Any, det: SimpleNamespace | None, has_grammar: bool = False) -> None:
+                        cmp: Any, beam: Any, det: SimpleNamespace | None, grammar: SimpleNamespace | None = None) -> None:
     from decoding_lab.ui import compare, explorer_handlers
     mod = _module("lessons_tab")
     ui = les.ui
@@ -82,6 +82,9 @@ def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: An
         outputs += [beam.model, beam.prompt, beam.chat, beam.beams, beam.alpha, beam.max_new]
     if det is not None:
         outputs += [det.ui.prompt, det.ui.tokens]
+    gmod = _module("grammar_tab") if grammar is not None else None
+    if grammar is not None:
+        outputs += [grammar.ui.kind, grammar.ui.preset, grammar.ui.text, grammar.ui.prompt]
 
     @guarded
     def on_load(lang, number):
@@ -116,8 +119,9 @@ def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: An
                         beam.alpha: float(p.get("length_penalty", 1.0)), beam.max_new: int(p.get("max_new_tokens", 16))})
         elif tab == "determinism" and det is not None:
             out.update({det.ui.prompt: prompt, det.ui.tokens: int(p.get("max_new_tokens", 40))})
-        elif tab == "grammar" and has_grammar:
-            pass  # model set above; the grammar itself is chosen in the tab
+        elif tab == "grammar" and grammar is not None:
+            # model set above; the lesson's constraint preset and prompt go into the tab
+            out.update(gmod.fill(grammar.ui, preset_name=p.get("constraint", "json-person"), prompt=prompt or None))
         else:
             gr.Warning(t(lang, "tab_missing", tab=tab))
             return out
