@@ -250,6 +250,62 @@ def _healing(smollm, gemma):
     assert top[' "'] == pytest.approx(0.81, abs=0.02) and top[' "",'] == pytest.approx(0.17, abs=0.02)
 
 
+
+
+SWEEP = "assets/sweeps/smollm2-135m-instruct_addition.json"
+
+
+def _sweep():
+    import json
+    from pathlib import Path
+    return json.loads((Path(__file__).resolve().parent.parent / SWEEP).read_text())
+
+
+def _cell(d, T, trunc="none"):
+    return next(c for c in d["cells"] if c["temperature"] == T and c["truncation"] == trunc)
+
+
+@check("sweep-pass1-vs-pass16")
+def _sweep_curve(smollm, gemma):
+    """The numbers the lesson quotes, read from the shipped file; the file's pass@k recomputed from
+    its per-problem outcomes; and a slice of the T = 1 cell re-run live must give the same outcomes."""
+    from decoding_lab.multisample.grid import Cell, SweepConfig
+    from decoding_lab.multisample.passk import pass_at_k
+    from decoding_lab.multisample.sweep import run_cell
+    from decoding_lab.multisample.tasks import get_task
+    d = _sweep()
+    quoted = {0.0: (0.56, 0.56), 1.0: (0.21, 0.98), 1.3: (0.05, 0.64), 0.7: (None, 0.98)}
+    for T, (p1, p16) in quoted.items():
+        c = _cell(d, T)
+        outcomes = c["outcomes"]
+        recomputed = [sum(pass_at_k(16, sum(o["correct"]), k) for o in outcomes) / len(outcomes) for k in (1, 16)]
+        if p1 is not None:
+            assert recomputed[0] == pytest.approx(p1, abs=0.006)
+        assert recomputed[1] == pytest.approx(p16, abs=0.006)
+    # live: problems 0 and 1 of the T = 1 cell, same seeds, same model
+    cfg = d["config"]
+    config = SweepConfig(**{k: cfg[k] for k in ("model", "task", "problems", "n", "max_new_tokens", "seed", "order")},
+                         temperatures=(1.0,), truncations=("none",))
+    task = get_task(cfg["task"])
+    problems = task.problems(cfg["problems"], seed=cfg["seed"], start=cfg.get("start", 0))[:2]
+    live = run_cell(smollm, task, problems, Cell(1.0, "none", "none"), config)
+    shipped = _cell(d, 1.0)["outcomes"][:2]
+    assert [o.correct for o in live.outcomes] == [o["correct"] for o in shipped]
+
+
+@check("sweep-best-T-rises")
+def _best_t(smollm, gemma):
+    from decoding_lab.multisample.passk import pass_at_k
+    d = _sweep()
+    temps = sorted({c["temperature"] for c in d["cells"] if c["truncation"] == "none"})
+    best = {}
+    for k in range(1, 17):
+        scores = {T: sum(pass_at_k(16, sum(o["correct"]), k) for o in _cell(d, T)["outcomes"]) / 50 for T in temps}
+        best[k] = max(scores, key=scores.get)
+    assert best[1] == 0.0
+    assert all(best[k] == 0.3 for k in range(2, 11)) and all(best[k] == 0.7 for k in range(11, 17))
+
+
 # Defined last, so that every check above is registered before parametrisation.
 @pytest.mark.parametrize("claim_id", sorted(CHECKS))
 def test_claim(claim_id, smollm, gemma):

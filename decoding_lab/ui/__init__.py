@@ -98,19 +98,22 @@ def build_demo(lang: str = "en") -> gr.Blocks:
             with gr.Tab(t(lang, "tab_grammar"), id="grammar", elem_id="tab-grammar") as tab_gr:
                 L(tab_gr, "tab_grammar")
                 gr_tab = extras.mount_grammar(lang, lang_state, ex)
+            with gr.Tab(t(lang, "tab_multisample"), id="multisample", elem_id="tab-multisample") as tab_ms:
+                L(tab_ms, "tab_multisample")
+                ms_tab = extras.mount_multisample(lang, lang_state, ex)
             with gr.Tab(t(lang, "tab_determinism"), id="determinism", elem_id="tab-determinism") as tab_det:
                 L(tab_det, "tab_determinism")
                 det_tab = extras.mount_determinism(lang, lang_state, ex)
-        tabs = [x for x in (cmp_tab, beam_tab, gr_tab, det_tab) if x is not None]  # lessons: see below
+        tabs = [x for x in (cmp_tab, beam_tab, gr_tab, ms_tab, det_tab) if x is not None]  # lessons: see below
         for tab, content in ((tab_les, les_tab), (tab_cmp, cmp_tab), (tab_beam, beam_tab), (tab_gr, gr_tab),
-                             (tab_det, det_tab)):
+                             (tab_ms, ms_tab), (tab_det, det_tab)):
             if content is None:  # a module that is not there (yet) hides its tab instead of showing it empty
                 tab.visible = False
         if les_tab is not None:
             extras.wire_lesson_loading(les_tab, lang_state, tabs_comp, ex, ex_events, cmp_tab, beam_tab, det_tab,
                                        grammar=gr_tab)
         # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
-        for tab in (tab_ex, tab_les, tab_cmp, tab_beam, tab_gr, tab_det):
+        for tab in (tab_ex, tab_les, tab_cmp, tab_beam, tab_gr, tab_ms, tab_det):
             tab.select(None, None, None, js=RESIZE_JS)
 
         # ---------------------------------------------------------------- language

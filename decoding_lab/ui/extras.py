@@ -35,6 +35,11 @@ def mount_determinism(lang: str, lang_state: Any, ex: Any) -> SimpleNamespace | 
                            rerender=lambda lang, last: mod.rerender(ui, lang, last))
 
 
+def mount_multisample(lang: str, lang_state: Any, ex: Any) -> SimpleNamespace | None:
+    mod = _module("multisample_tab")
+    return None if mod is None else mod.mount(lang, lang_state, ex)
+
+
 def mount_grammar(lang: str, lang_state: Any, ex: Any) -> SimpleNamespace | None:
     mod = _module("grammar_tab")
     if mod is None:
@@ -119,6 +124,8 @@ def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: An
                         beam.alpha: float(p.get("length_penalty", 1.0)), beam.max_new: int(p.get("max_new_tokens", 16))})
         elif tab == "determinism" and det is not None:
             out.update({det.ui.prompt: prompt, det.ui.tokens: int(p.get("max_new_tokens", 40))})
+        elif tab == "multisample":
+            pass  # the tab opens on the shipped results; nothing to fill
         elif tab == "grammar" and grammar is not None:
             # model set above; the lesson's constraint preset and prompt go into the tab
             out.update(gmod.fill(grammar.ui, preset_name=p.get("constraint", "json-person"), prompt=prompt or None))

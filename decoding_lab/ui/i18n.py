@@ -16,7 +16,7 @@ EN: dict[str, str] = {
     "subtitle": "How a language model turns a next-token distribution into text — step by step, on a live model.",
     "language": "Language",
     "tab_explorer": "Explorer", "tab_compare": "Compare", "tab_beam": "Beam search", "tab_lessons": "Lessons",
-    "tab_determinism": "Temperature 0", "tab_grammar": "Grammar", "tab_missing": "The {tab} tab is not available in this build.",
+    "tab_determinism": "Temperature 0", "tab_grammar": "Grammar", "tab_multisample": "Many samples", "tab_missing": "The {tab} tab is not available in this build.",
     # model and prompt
     "model": "Model", "hub_id": "…or a Hugging Face Hub id", "hub_id_info": "e.g. Qwen/Qwen2.5-0.5B-Instruct (overrides the list)",
     "prompt": "Prompt", "chat": "Prompt format", "chat_choice": "chat template", "raw_choice": "raw text",
@@ -94,7 +94,7 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "title": "# 解码实验室", "subtitle": "一步一步看语言模型如何把下一个词元的概率分布变成文字（实时模型）。",
     "language": "语言", "tab_explorer": "探索", "tab_compare": "对比", "tab_beam": "束搜索",
-    "tab_lessons": "课程", "tab_determinism": "温度 0", "tab_grammar": "语法约束", "tab_missing": "此版本没有“{tab}”页。",
+    "tab_lessons": "课程", "tab_determinism": "温度 0", "tab_grammar": "语法约束", "tab_multisample": "多次采样", "tab_missing": "此版本没有“{tab}”页。",
     "model": "模型", "hub_id": "…或 Hugging Face Hub 模型 id", "hub_id_info": "例如 Qwen/Qwen2.5-0.5B-Instruct（优先于列表）",
     "prompt": "提示词", "chat": "提示格式", "chat_choice": "对话模板", "raw_choice": "原始文本", "model_box": "模型与提示词",
     "stages_box": "解码阶段", "temperature": "温度", "temperature_info": "0 = 贪心（取最大值）",
