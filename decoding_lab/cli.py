@@ -223,8 +223,18 @@ def cmd_generate(a: argparse.Namespace) -> None:
 COMMANDS = {"models": cmd_models, "step": cmd_step, "generate": cmd_generate}
 
 
+def _quiet_libraries() -> None:
+    """Keep stderr for our one-line messages: no weight-loading progress bars."""
+    import os
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from decoding_lab.errors import USER_ERRORS
+    _quiet_libraries()
     try:
         args = build_parser().parse_args(argv)
         handler = COMMANDS.get(args.command) or getattr(args, "handler", None)

@@ -75,3 +75,34 @@ def test_generate_json_greedy_chat():
     seqs = json.loads(r.stdout)["sequences"]
     assert len(seqs) == 1 and "Paris" in seqs[0]["text"]
     assert all(isinstance(t, int) for t in seqs[0]["token_ids"]) and "score" in seqs[0]
+
+
+@pytest.mark.real
+def test_generate_with_a_regex_constraint(tmp_path):
+    r = run_cli("generate", "--prompt", "Pick a number from 1 to 9.", "--chat", "--strategy", "sample",
+                "--temperature", "1.0", "--num-samples", "3", "--regex", "[1-9]", "--max-new-tokens", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    texts = [s["text"] for s in json.loads(r.stdout)["sequences"]]
+    assert len(texts) == 3 and all(t in list("123456789") for t in texts), texts
+
+
+@pytest.mark.real
+def test_step_with_a_json_schema_file(tmp_path):
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], '
+                      '"additionalProperties": false}')
+    r = run_cli("step", "--prompt", "Reply in JSON.", "--chat", "--temperature", "0", "--json-schema", str(schema),
+                "--steps", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    steps = [json.loads(line) for line in r.stdout.splitlines()]
+    assert any(st["name"] == "grammar" for st in steps[0]["stages"])
+    assert steps[-1]["finished"], "the grammar ends the object and then allows only the end token"
+    text = "".join(s["chosen_token"] for s in steps if not s["finished"])
+    assert json.loads(text) in ({"ok": True}, {"ok": False})
+
+
+def test_bad_grammar_inputs_are_one_line(tmp_path):
+    r = run_cli("step", "--regex", "[a-", timeout=300)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "regex" in r.stderr.lower()
+    r = run_cli("step", "--json-schema", str(tmp_path / "missing.json"), timeout=300)
+    assert r.returncode == 2 and "cannot read" in r.stderr
