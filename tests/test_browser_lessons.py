@@ -1,0 +1,56 @@
+"""In a real browser: every lesson's preset loads and switches to its tab, in English and in Chinese."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest_app import running_app
+from decoding_lab.lessons import load_lessons
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-default-apps", "--disable-extensions", "--disable-sync",
+        "--no-first-run"]
+LESSONS = load_lessons()
+
+
+@pytest.fixture(scope="module")
+def page():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian chromium: apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with running_app() as (_, url), sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1440, "height": 1000})
+        pg.set_default_timeout(180_000)
+        pg.goto(url, wait_until="domcontentloaded")
+        pg.wait_for_selector("#step-btn")
+        yield pg
+        browser.close()
+
+
+def selected_tab(page) -> str:
+    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').id")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_lesson_preset_loads(page, lang):
+    page.click(f"#lang-radio input[value='{lang}']")
+    page.click("#tab-lessons-button")
+    page.wait_for_function("document.querySelector('#lesson-picker') !== null")
+    for lesson in LESSONS:
+        page.click("#tab-lessons-button")
+        title = lesson.title[lang]
+        page.get_by_text(f"{lesson.number}. {title}", exact=False).first.click()
+        page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({title!r})")
+        page.click("#lesson-load")
+        want = f"tab-{lesson.preset.get('tab', 'explorer')}-button"
+        page.wait_for_function(f"document.querySelector('button[role=tab][aria-selected=true]').id === {want!r}")
+        if lesson.preset.get("tab", "explorer") == "explorer" and lesson.preset.get("steps"):
+            page.wait_for_function("document.querySelectorAll('#generated-text .gen-tok').length >= 1")
+        assert selected_tab(page) == want
+        assert not page.query_selector(".toast-body.error"), f"lesson {lesson.number} showed an error"
