@@ -17,6 +17,17 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from tiny_model import make_tiny_lm  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread():
+    """Two shared cores: one torch thread is several times faster than two fighting each other
+    (and than two fighting the app server or the browser in the same test)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def tiny_lm():
     return make_tiny_lm()

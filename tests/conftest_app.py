@@ -12,6 +12,12 @@ from typing import Iterator
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+#: Debian's chromium, started the way this closed network needs (no background connections).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
+                 "--disable-extensions", "--disable-sync", "--no-first-run"]
+
 
 def free_port() -> int:
     with socket.socket() as s:

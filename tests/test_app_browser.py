@@ -13,14 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import running_app
+from conftest_app import CHROMIUM, CHROMIUM_ARGS, running_app
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-default-apps", "--disable-extensions", "--disable-sync",
-        "--no-first-run"]
 SHOTS = Path("/tmp/shots")
 PROMPT = "What is the capital of France?"
 N_TOKENS = "document.querySelectorAll('#generated-text .gen-tok').length"
@@ -39,7 +35,7 @@ def app_url():
 def browser(app_url):
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
 

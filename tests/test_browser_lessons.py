@@ -6,15 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import running_app
+from conftest_app import CHROMIUM, CHROMIUM_ARGS, running_app
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-default-apps", "--disable-extensions", "--disable-sync",
-        "--no-first-run"]
 LESSONS = load_lessons()
 
 
@@ -24,7 +20,7 @@ def page():
         pytest.skip("needs Debian chromium: apt-get install -y chromium")
     sync_api = pytest.importorskip("playwright.sync_api")
     with running_app() as (_, url), sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         pg = browser.new_page(viewport={"width": 1440, "height": 1000})
         pg.set_default_timeout(180_000)
         pg.goto(url, wait_until="domcontentloaded")

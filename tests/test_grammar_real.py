@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from decoding_lab.grammar import (GrammarMask, benchmark_mask, heal_prompt, healing_demo, json_schema, preset,
                                   preset_prompt, validate_output)
@@ -17,15 +16,6 @@ from decoding_lab.strategies.sampling import sample
 
 pytestmark = pytest.mark.real
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """On a shared 2-core machine two torch threads wait on each other (a forward was 13x slower
-    under load); one thread keeps this module near a minute. Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 VERDICT = json_schema({
     "type": "object",

@@ -11,7 +11,6 @@ import os
 import re
 
 import pytest
-import torch
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
@@ -25,13 +24,6 @@ STEP_OUT = ["status", "generated", "trace", "forbidden", "timing"]
 CMP_OUT = ["summary", "view"]
 HEAL_OUT = ["summary", "without", "with"]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # 2 shared cores: one thread is faster than two fighting
-    yield
-    torch.set_num_threads(before)
 
 
 def build_app():

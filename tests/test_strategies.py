@@ -23,14 +23,6 @@ PROMPT = [5, 17, 42, 8, 9]
 MANY_EOS = tuple(range(2, 96, 10))   # ten EOS ids: beams end often, and n_keep = 11 * num_beams
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny matrices: threads only add overhead (and the CI machine is shared)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def lm():

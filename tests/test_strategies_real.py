@@ -20,15 +20,6 @@ from decoding_lab.strategies import beam_search, greedy, sample
 pytestmark = pytest.mark.real
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One thread: on a shared 2-core machine two torch threads spin-wait on each other
-    (measured here: 0.53 s vs 0.14 s per SmolLM2 token under load)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(params=["smollm", "gemma"])
 def case(request):

@@ -313,7 +313,9 @@ def forbidden_table(lang: str, session: GrammarSession | None) -> pd.DataFrame:
     rows = sorted((r for r in st.traces[-1].top if r.cut_by == "grammar"), key=lambda r: -r.p_raw)[:FORBIDDEN_ROWS]
     if not rows:
         return pd.DataFrame([[s(lang, "none_forbidden"), "", "", ""]], columns=cols)
-    return pd.DataFrame([[show_token(r.token), r.token_id, r.rank, round(r.p_raw, 4)] for r in rows], columns=cols)
+    # three significant digits: far down the ranking a forbidden token's p is tiny, not zero
+    return pd.DataFrame([[show_token(r.token), r.token_id, r.rank, float(f"{r.p_raw:.3g}")] for r in rows],
+                        columns=cols)
 
 
 def generated_html(lang: str, session: GrammarSession | None) -> str:
@@ -382,7 +384,7 @@ def compare_html(lang: str, r: Any) -> tuple[str, str]:
                 cf=r.constrained_failure_rate, compile=1e3 * r.compile_seconds, gms=r.grammar_ms_per_token,
                 ft=r.free_seconds, ct=r.constrained_seconds)
 
-    def column(title: str, samples: list, fail: float) -> str:
+    def column(side: str, title: str, samples: list, fail: float) -> str:
         items = []
         for i, x in enumerate(samples):
             ok = "#16a34a" if x.valid else "#dc2626"
@@ -398,13 +400,14 @@ def compare_html(lang: str, r: Any) -> tuple[str, str]:
                 f"<pre style='white-space:pre-wrap;word-break:break-word;margin:4px 0 0;font-size:13px;"
                 f"max-height:160px;overflow-y:auto'>"
                 f"{html.escape(x.text) or '∅'}</pre></div>")
-        return (f"<div style='flex:1;min-width:260px;border:1px solid var(--border-color-primary);border-radius:10px;"
+        return (f"<div class='grammar-{side}' style='flex:1;min-width:260px;border:1px solid "
+                f"var(--border-color-primary);border-radius:10px;"
                 f"padding:8px 10px'><div style='font-weight:600'>{html.escape(title)} <span style='font-weight:400;"
                 f"color:#6b7280'>· {fail:.0%} {html.escape(s(lang, 'invalid'))}</span></div>{''.join(items)}</div>")
 
     body = (f"<div style='display:flex;gap:12px;flex-wrap:wrap'>"
-            f"{column(s(lang, 'free'), r.free, r.free_failure_rate)}"
-            f"{column(s(lang, 'constrained'), r.constrained, r.constrained_failure_rate)}</div>")
+            f"{column('free', s(lang, 'free'), r.free, r.free_failure_rate)}"
+            f"{column('constrained', s(lang, 'constrained'), r.constrained, r.constrained_failure_rate)}</div>")
     return summary, body
 
 
