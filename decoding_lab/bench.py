@@ -11,7 +11,10 @@ medians. Sections:
   for greedy and beam;
 * per-operation sampling cost on the 49k and 262k vocabularies;
 * grammar mask cost per token relative to the forward pass (when the grammar module is present);
-* cold and warm start of each bundled model, and resident memory with 8 sessions open.
+* verifier-tilt cost per token relative to plain sampling (``--only tilt``; not in the default set:
+  it runs a few hundred rollouts, about two minutes on one thread);
+* cold and warm start of each bundled model, and resident memory with 8 sessions open
+  (measured in a fresh process that holds only the model and the sessions).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import gc
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -115,6 +120,7 @@ def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
 
 
 def memory_with_sessions(lm: Any, sessions: int = 8, tokens: int = 32) -> dict[str, Any]:
+    """Resident memory with ``sessions`` steppers open, each ``tokens`` steps in (KV caches kept)."""
     import psutil
     from decoding_lab.stepper import Stepper
     proc = psutil.Process()
@@ -125,7 +131,23 @@ def memory_with_sessions(lm: Any, sessions: int = 8, tokens: int = 32) -> dict[s
         s.steps(tokens)
     rss = proc.memory_info().rss
     return {"model": lm.name, "sessions": sessions, "tokens_each": tokens, "rss_gb": rss / 1e9,
-            "rss_before_sessions_gb": before / 1e9, "target_gb": 1.5}
+            "rss_before_sessions_gb": before / 1e9, "peak_rss_gb": _peak_rss_bytes() / 1e9, "target_gb": 1.5}
+
+
+def _peak_rss_bytes() -> int:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports kilobytes
+
+
+def memory_in_fresh_process(name: str, sessions: int = 8) -> dict[str, Any]:
+    """``memory_with_sessions`` in a new Python process, so that the other sections' tensors and
+    the allocator's leftovers do not count: the process holds what a server would (imports, one
+    model, the sessions)."""
+    code = ("import json, torch; torch.set_num_threads(1); from decoding_lab.models import get_model; "
+            "from decoding_lab.bench import memory_with_sessions; "
+            f"print(json.dumps(memory_with_sessions(get_model({name!r}), {int(sessions)})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def throughput(lm: Any, rounds: int = 3) -> list[dict[str, Any]]:
@@ -186,12 +208,57 @@ def _strip_eos(ids: list[int], lm: Any) -> list[int]:
     return out
 
 
+def tilt_cost(lm: Any, tokens: int = 12, configs: tuple[tuple[int, int], ...] = ((2, 8), (4, 16), (8, 16)),
+              rounds: int = 3, eta: float = 1.0) -> list[dict[str, Any]]:
+    """Seconds per generated token of a ``VerifierTilt`` chain (top-m candidates, each scored by a
+    greedy rollout of ``rollout_tokens``) against the plain chain, both at T = 0.7 with seed 0, on the
+    addition problem "What is 2 + 5?". Plain and tilted runs alternate, round by round; medians.
+    ``stage_ms`` is the time the tilt stage itself took per token (read from its records)."""
+    from decoding_lab.multisample.tasks import get_task
+    from decoding_lab.multisample.tilt import RolloutPotential, VerifierTilt
+    from decoding_lab.stepper import Stepper
+    task = get_task("addition")
+    problem = task.problems(81, seed=0)[2]
+    ids = lm.encode_prompt(problem.prompt, lm.has_chat_template)
+    settings = SamplingSettings(temperature=0.7, seed=0)
+
+    def run(top_m: int = 0, rollout: int = 0) -> dict[str, float]:
+        extra, pot = {}, None
+        if top_m:
+            pot = RolloutPotential.for_problem(lm, task, problem, rollout_tokens=rollout)   # a fresh cache each run
+            extra = {"verifier-tilt": VerifierTilt(pot, eta=eta, top_m=top_m)}
+        stepper = Stepper(lm, ids, settings, extra_stages=extra, max_new_tokens=tokens)
+        t0 = time.perf_counter()
+        traces = stepper.steps(tokens)
+        n = max(1, len(traces))
+        stage = sum(r.seconds for t in traces for r in t.stages if r.name == "verifier-tilt")
+        return {"s": (time.perf_counter() - t0) / n, "stage": stage / n, "tokens": len(traces),
+                "rollouts": len(pot.cache) / n if pot else 0.0}
+
+    run()                                                      # warm up
+    rows = []
+    for top_m, rollout in configs:
+        plain, tilted = [], []
+        for _ in range(rounds):
+            plain.append(run())
+            tilted.append(run(top_m, rollout))
+        p_s = statistics.median(r["s"] for r in plain)
+        t_s = statistics.median(r["s"] for r in tilted)
+        rows.append({"top_m": top_m, "rollout_tokens": rollout, "eta": eta, "plain_ms_per_token": 1e3 * p_s,
+                     "tilted_ms_per_token": 1e3 * t_s, "ratio": t_s / p_s,
+                     "stage_ms_per_token": 1e3 * statistics.median(r["stage"] for r in tilted),
+                     "rollouts_per_token": statistics.median(r["rollouts"] for r in tilted),
+                     "tokens": [r["tokens"] for r in tilted]})
+    return rows
+
+
 def grammar_cost(lm: Any) -> dict[str, Any] | None:
+    """Mask time per token against the forward pass, greedy under the JSON preset."""
     try:
-        from decoding_lab.grammar import benchmark_mask
+        from decoding_lab.grammar import benchmark_mask, preset, preset_prompt
     except ImportError:
         return None
-    return benchmark_mask(lm)
+    return benchmark_mask(lm, preset("json-person"), n_tokens=48, prompt=preset_prompt("json-person"))
 
 
 # ------------------------------------------------------------------------------ command
@@ -201,25 +268,40 @@ def run(args: argparse.Namespace) -> None:
     sections = set((args.only or "overhead,ops,throughput,grammar,start,memory").split(","))
     lm = get_model(args.model or DEFAULT_MODEL)
     report: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
+    failed: list[str] = []
+
+    def section(key: str, fn: Callable[[], Any]) -> None:
+        """Run one section; a failure is recorded and the others still run."""
+        t0 = time.perf_counter()
+        try:
+            report[key] = fn()
+        except Exception as e:  # a bench run reports what broke instead of losing every other figure
+            report[key] = {"error": f"{type(e).__name__}: {e}"}
+            failed.append(key)
+        print(f"[bench] {key}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+
     if "overhead" in sections:
-        report["step_overhead"] = [step_overhead(lm)]
-        if args.all_models:
-            report["step_overhead"] += [step_overhead(get_model(n)) for n in BUNDLED if n != lm.name]
+        section("step_overhead", lambda: [step_overhead(lm)] + (
+            [step_overhead(get_model(n)) for n in BUNDLED if n != lm.name] if args.all_models else []))
     if "ops" in sections:
-        report["sampling_ops"] = sampling_ops()
+        section("sampling_ops", sampling_ops)
     if "throughput" in sections:
-        report["throughput"] = throughput(lm)
+        section("throughput", lambda: throughput(lm))
     if "grammar" in sections:
-        report["grammar"] = grammar_cost(lm)
+        section("grammar", lambda: grammar_cost(lm))
     if "memory" in sections:
-        report["memory"] = memory_with_sessions(lm)
+        section("memory", lambda: memory_in_fresh_process(lm.name))
+    if "tilt" in sections:
+        section("tilt", lambda: tilt_cost(lm))
     if "start" in sections:
-        report["start"] = start_times(tuple(BUNDLED) if args.all_models else (lm.name,))
+        section("start", lambda: start_times(tuple(BUNDLED) if args.all_models else (lm.name,)))
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         for k, v in report.items():
             print(k, json.dumps(v, indent=1))
+    if failed:
+        raise SystemExit(f"bench sections failed: {', '.join(failed)}")
 
 
 def register(sub: Any) -> None:
@@ -227,5 +309,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
-    p.add_argument("--only", default=None, help="comma-separated sections: overhead,ops,throughput,grammar,start,memory")
+    p.add_argument("--only", default=None,
+                   help="comma-separated sections: overhead,ops,throughput,grammar,start,memory,tilt "
+                        "(default: all but tilt)")
     p.set_defaults(handler=run)
