@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh 2>/dev/null | cksum | cut -d' ' -f1)
 PORT ?= 7860
 
-.PHONY: run test test-fast setup models browser bench clean
+.PHONY: run test test-fast setup models browser bench load clean
 
 $(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
@@ -37,6 +37,10 @@ test-fast: setup
 
 bench: setup models
 	$(PY) -m decoding_lab bench --json
+
+# Many tabs at once against app.py (scripts/load_test.py --help for sessions, seconds, rounds).
+load: setup models
+	OMP_NUM_THREADS=1 $(PY) scripts/load_test.py --sessions 16 --seconds 120 --rounds 3 --ttl 60
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

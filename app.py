@@ -8,7 +8,10 @@ import os
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from decoding_lab.ui import build_demo, launch_kwargs  # noqa: E402
+from decoding_lab import limits  # noqa: E402
+from decoding_lab.ui import build_demo, launch_kwargs, queue_kwargs  # noqa: E402
+
+limits.current()  # a bad DECODING_LAB_* limit stops the start with a message naming the variable
 
 demo = build_demo()
 
@@ -17,5 +20,5 @@ if __name__ == "__main__":
 
     warm_up()  # load the default model in the background while the page comes up
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
-    demo.queue(default_concurrency_limit=2, max_size=64)
+    demo.queue(**queue_kwargs())  # DECODING_LAB_CONCURRENCY model jobs at once, DECODING_LAB_QUEUE_SIZE waiting
     demo.launch(server_name=os.environ.get("DECODING_LAB_HOST", "127.0.0.1"), server_port=port, **launch_kwargs())

@@ -13,9 +13,10 @@ pick from it (argmax for greedy, a seeded multinomial draw for sampling).
 
 from __future__ import annotations
 
-import torch
-
+import math
 import time
+
+import torch
 
 from decoding_lab.stages import History, SettingsError, Stage, StageRecord, make_record
 from decoding_lab.stats import probs
@@ -52,19 +53,34 @@ def run_chain(stages: list[Stage], logits: torch.Tensor, history: History, with_
             p_out = probs(out)
         records.append(rec)
         x, p_x = out, p_out
-        if not bool((x > float("-inf")).any()):
-            raise DeadEndError(f"stage {stage.name} left no token that can be chosen")
+        check_logits(x, stage.name)
     if with_probs:
         return x, records, tempered_input, p_raw, p_x
     return x, records, tempered_input
 
 
 def apply_stages(stages: list[Stage], logits: torch.Tensor, history: History) -> torch.Tensor:
-    """Batched, unrecorded version for complete generation: ``[batch, vocab]``."""
+    """Batched, unrecorded version for complete generation: ``[batch, vocab]``. (A row with
+    nothing left is the caller's to report: it knows which sample or beam that is.)"""
     x = logits
     for stage in stages:
         x = stage.transform(x, history)
+    if stages:
+        top = x.amax(dim=-1)
+        if bool(torch.isnan(top).any() | torch.isposinf(top).any()):
+            raise SettingsError(f"the stages ({', '.join(s.name for s in stages)}) pushed the logits to inf or NaN: "
+                                "a parameter is too extreme for float32")
     return x
+
+
+def check_logits(x: torch.Tensor, stage: str) -> None:
+    """One reduction tells both failures apart: max = -inf (every token cut) and max = +inf
+    or NaN (an extreme parameter, e.g. T = 1e-300, overflowed float32: no sampler can draw)."""
+    top = float(x.max())
+    if top == float("-inf"):
+        raise DeadEndError(f"stage {stage} left no token that can be chosen")
+    if not math.isfinite(top):
+        raise SettingsError(f"stage {stage} pushed the logits to {top}: its parameter is too extreme for float32")
 
 
 def select_greedy(logits: torch.Tensor) -> torch.Tensor:

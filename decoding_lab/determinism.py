@@ -26,10 +26,15 @@ from typing import Any, Callable
 
 import torch
 
+from decoding_lab import limits
 from decoding_lab.forward import forward, new_cache
+from decoding_lab.stages import SettingsError
+from decoding_lab.stepper import check_prompt_ids
 from decoding_lab.stats import top_margin
 
 VARIANTS = ("float32, cached", "float32, full recompute", "bfloat16, cached", "batched with a longer prompt")
+#: The full-recompute path costs (prompt + new tokens)^2 / 2 token-positions: keep that bounded.
+MAX_RECOMPUTE_TOKENS = 1024
 
 
 @dataclass
@@ -92,6 +97,13 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     Returns ``{"runs": [...], "divergence": [{"variant", "step", "reference_token",
     "variant_token", "reference_margin"}]}`` where each divergence is against the first
     variant (the reference)."""
+    prompt_ids = check_prompt_ids(lm, prompt_ids)
+    max_new_tokens = limits.check_new_tokens(max_new_tokens)
+    if not variants:
+        raise SettingsError("choose at least one numerical path")
+    if "float32, full recompute" in variants and len(prompt_ids) + max_new_tokens > MAX_RECOMPUTE_TOKENS:
+        raise SettingsError(f"the full-recompute path re-reads the whole text at every step: prompt + new tokens "
+                            f"must be at most {MAX_RECOMPUTE_TOKENS}, got {len(prompt_ids) + max_new_tokens}")
     runners: dict[str, Callable[[], VariantRun]] = {
         "float32, cached": lambda: _greedy_cached(lm.model, prompt_ids, max_new_tokens),
         "float32, full recompute": lambda: _greedy_full(lm.model, prompt_ids, max_new_tokens),
@@ -99,10 +111,11 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
         "batched with a longer prompt": lambda: _greedy_batched(lm.model, prompt_ids, max_new_tokens,
                                                                 int(lm.eos_token_ids[0])),
     }
+    unknown = [name for name in variants if name not in runners]
+    if unknown:  # before any model work
+        raise SettingsError(f"unknown variant {unknown[0]!r}; known: {', '.join(runners)}")
     runs = []
     for name in variants:
-        if name not in runners:
-            raise ValueError(f"unknown variant {name!r}; known: {', '.join(runners)}")
         run = runners[name]()
         run.name = name
         runs.append(run)

@@ -14,9 +14,11 @@ A *bundled* name (``smollm2-135m-instruct``, ``gemma-3-270m``) is tried in this 
    originals, so their numbers differ slightly from the GGUF build.
 
 Any *other* string is a Hub id ``owner/name``: its shape is checked first, then it is loaded with
-``from_pretrained(id, trust_remote_code=False)``. A metadata probe with a short timeout runs first,
-so an unreachable Hub fails in about a second instead of retrying for ~45 s; without network only
-the local Hugging Face cache is used. Every failure is a one-line ``ModelError``.
+``from_pretrained(id, trust_remote_code=False)`` (never with the repository's own code). A metadata
+probe with a short timeout runs first, so an unreachable Hub fails in about a second instead of
+retrying for ~45 s; without network only the local Hugging Face cache is used. Every failure is a
+one-line ``ModelError``. With ``DECODING_LAB_PUBLIC=1`` only the ids listed in
+``DECODING_LAB_ALLOWED_MODELS`` may load (see ``decoding_lab.limits``).
 
 Models are float32, in eval mode, on ``resolve_device()``; gradient mode is left to the callers.
 """
@@ -39,6 +41,8 @@ from typing import Callable
 import torch
 from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from decoding_lab import limits
 
 log = logging.getLogger(__name__)
 Pair = tuple[PreTrainedModel, PreTrainedTokenizerBase]
@@ -113,6 +117,9 @@ class LoadedModel:
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
         """Token ids for a prompt. chat=True wraps it as one user turn plus the assistant header."""
+        if not isinstance(prompt, str):
+            raise ModelError(f"the prompt must be text, got {type(prompt).__name__}")
+        limits.check_prompt_text(prompt)  # before the tokenizer spends time on a huge text
         if chat:
             if not self.has_chat_template:
                 raise ModelError(f"model {self.name} has no chat template; use raw mode")
@@ -332,8 +339,19 @@ def _load_bundled(spec: ModelSpec, root: Path) -> tuple[PreTrainedModel, PreTrai
 
 
 def _canonical(name_or_id: str | None) -> str:
+    if name_or_id is not None and not isinstance(name_or_id, str):
+        raise ModelError(f"a model name must be text, got {type(name_or_id).__name__}")
     text = (name_or_id or "").strip()
-    return text.lower() if text.lower() in BUNDLED else _check_hub_id(text)
+    if text.lower() in BUNDLED:
+        return text.lower()
+    hub_id = _check_hub_id(text)
+    allowed = limits.current().model_allowed(hub_id)  # public mode: bundled + the allow-list only
+    if allowed is None:
+        listed = ", ".join(limits.current().allowed_models)
+        raise ModelError(f"{hub_id!r} is not available here: this public deployment serves the bundled models "
+                         f"({', '.join(BUNDLED)}){' and ' + listed if listed else ''} "
+                         f"({limits.ALLOWED_ENV})")
+    return allowed
 
 
 def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ the argmax (other stages still run, so their effect on the argmax stays visible)
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from decoding_lab.stages import (STAGE_CLASSES, FrequencyPenalty, LogitBias, MinP, NoRepeatNGram, PresencePenalty,
@@ -61,6 +61,8 @@ def canonical_stage_name(name: str) -> str:
 
 def parse_order(order: str | Iterable[str]) -> tuple[str, ...]:
     """A preset name, a comma-separated list, or a sequence of stage names -> stage names."""
+    if not isinstance(order, (str, list, tuple)) or not all(isinstance(p, str) for p in order):
+        raise SettingsError(f"the stage order must be a preset name or stage names, got {order!r:.80}")
     if isinstance(order, str):
         if order.strip().lower() in PRESET_ORDERS:
             return PRESET_ORDERS[order.strip().lower()]
@@ -74,6 +76,18 @@ def parse_order(order: str | Iterable[str]) -> tuple[str, ...]:
     if dupes:
         raise SettingsError(f"stage order names {', '.join(dupes)} more than once")
     return names
+
+
+def _bias_pairs(pairs: Any) -> tuple[tuple[int, float], ...]:
+    """``logit_bias`` as a tuple of (token id, bias) pairs, each token once, each bias in range."""
+    if not isinstance(pairs, (tuple, list)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise SettingsError(f"logit_bias must be (token id, bias) pairs, got {pairs!r:.80}")
+    ids = [p[0] for p in pairs]
+    twice = [i for i in ids if ids.count(i) > 1]
+    if twice:
+        raise SettingsError(f"logit_bias names token {twice[0]!r} more than once")
+    LogitBias(dict(pairs))  # ids >= 0, biases in [-100, 100]
+    return tuple((p[0], p[1]) for p in pairs)
 
 
 @dataclass(frozen=True)
@@ -99,19 +113,26 @@ class SamplingSettings:
 
     def __post_init__(self) -> None:
         check_number("temperature", self.temperature, lo=0.0, hi=100.0)
-        check_number("top-k", self.top_k, lo=0, integer=True)
+        # Whole-number settings are stored as int (a JSON 40.0 becomes 40; torch's seed wants an int).
+        object.__setattr__(self, "top_k", check_number("top-k", self.top_k, lo=0, integer=True))
         check_number("top-p", self.top_p, lo=0.0, hi=1.0, lo_open=True)
         check_number("min-p", self.min_p, lo=0.0, hi=1.0)
         check_number("typical-p", self.typical_p, lo=0.0, hi=1.0, lo_open=True)
         check_number("repetition penalty", self.repetition_penalty, lo=0.0, lo_open=True, hi=100.0)
         check_number("presence penalty", self.presence_penalty, lo=-2.0, hi=2.0)
         check_number("frequency penalty", self.frequency_penalty, lo=-2.0, hi=2.0)
-        check_number("no-repeat n-gram size", self.no_repeat_ngram_size, lo=0, integer=True)
+        object.__setattr__(self, "no_repeat_ngram_size",
+                           check_number("no-repeat n-gram size", self.no_repeat_ngram_size, lo=0, integer=True))
         if self.repetition_window is not None:
-            check_number("repetition window", self.repetition_window, lo=0, integer=True)
+            object.__setattr__(self, "repetition_window",
+                               check_number("repetition window", self.repetition_window, lo=0, integer=True))
         if self.seed is not None:
-            check_number("seed", self.seed, lo=0, hi=2**63 - 1, integer=True)
-        LogitBias(dict(self.logit_bias))
+            object.__setattr__(self, "seed", check_number("seed", self.seed, lo=0, hi=2**63 - 1, integer=True))
+        if not isinstance(self.penalty_include_prompt, bool):
+            raise SettingsError(f"penalty_include_prompt must be true or false, got {self.penalty_include_prompt!r}")
+        object.__setattr__(self, "logit_bias", _bias_pairs(self.logit_bias))
+        if isinstance(self.order, list):  # lists become tuples: settings stay hashable and compare equal
+            object.__setattr__(self, "order", tuple(self.order))
         parse_order(self.order)
 
     # ------------------------------------------------------------------------------

@@ -14,15 +14,14 @@ The model is shared and read-only; everything else here belongs to one session, 
 from __future__ import annotations
 
 import copy
-import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from decoding_lab import stats
-from decoding_lab.chain import DeadEndError, check_token_id, run_chain, select_greedy, select_sample
+from decoding_lab import limits, stats
+from decoding_lab.chain import check_token_id, run_chain, select_greedy, select_sample
 from decoding_lab.forward import crop_cache, forward, new_cache
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
@@ -33,8 +32,30 @@ class SessionError(RuntimeError):
     """A request this session cannot honour right now (finished, over the limit, bad step index)."""
 
 
+def check_prompt_ids(lm: Any, prompt_ids: Any) -> list[int]:
+    """A non-empty list of token ids inside the model's vocabulary, no longer than the
+    deployment allows (``DECODING_LAB_MAX_PROMPT_TOKENS``)."""
+    try:
+        ids = list(prompt_ids)
+    except TypeError:
+        raise SettingsError(f"the prompt must be a list of token ids, got {type(prompt_ids).__name__}") from None
+    if not ids:
+        raise SettingsError("the prompt is empty: type something to continue from")
+    vocab = int(lm.vocab_size)
+    bad = [t for t in ids if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab]
+    if bad:
+        raise SettingsError(f"prompt token ids must be integers in [0, {vocab}), got {bad[:5]!r}")
+    limits.check_prompt_tokens(len(ids))
+    return ids
+
+
+#: More candidate rows than anyone can read; each row costs a rank and a token string per step.
+MAX_TOP_N = 1000
+
+
 def max_new_tokens_limit() -> int:
-    return int(os.environ.get("DECODING_LAB_MAX_NEW_TOKENS", "1024"))
+    """The deployment's cap on new tokens (``DECODING_LAB_MAX_NEW_TOKENS``, see ``limits``)."""
+    return limits.current().max_new_tokens
 
 
 @dataclass
@@ -57,15 +78,16 @@ class _Snapshot:
 class Stepper:
     def __init__(self, lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, top_n: int = 20,
                  extra_stages: dict[str, Stage] | None = None, max_new_tokens: int | None = None) -> None:
-        if not prompt_ids:
-            raise SettingsError("the prompt is empty: type something to continue from")
         self.lm = lm
-        self.prompt_ids: list[int] = list(prompt_ids)
+        self.prompt_ids: list[int] = check_prompt_ids(lm, prompt_ids)
+        if settings is not None and not isinstance(settings, SamplingSettings):
+            raise SettingsError(f"settings must be a SamplingSettings, got {type(settings).__name__}")
         self.settings = settings or SamplingSettings()
-        self.top_n = int(top_n)
+        self.top_n = limits.check_count("top_n", top_n, MAX_TOP_N)
         self.extra_stages: dict[str, Stage] = dict(extra_stages or {})
-        limit = max_new_tokens_limit()
-        self.max_new_tokens = min(int(max_new_tokens or limit), limit)
+        # None: as many as the deployment allows; a number above that is refused, not cut.
+        self.max_new_tokens = (max_new_tokens_limit() if max_new_tokens is None
+                               else limits.check_new_tokens(max_new_tokens))
         self.tokens: list[int] = []
         self.traces: list[StepTrace] = []
         self.branches: list[Branch] = []
@@ -111,6 +133,8 @@ class Stepper:
 
     def set_settings(self, settings: SamplingSettings) -> None:
         """New settings apply from the next step on; earlier traces keep what they recorded."""
+        if not isinstance(settings, SamplingSettings):
+            raise SettingsError(f"settings must be a SamplingSettings, got {type(settings).__name__}")
         settings.build_chain(self.extra_stages)
         self.settings = settings
 
@@ -170,8 +194,10 @@ class Stepper:
         return trace
 
     def steps(self, n: int) -> list[StepTrace]:
+        """Up to ``n`` steps; fewer if the text ends or the session reaches its token limit."""
+        n = limits.check_count("number of steps", n, hi=10**9, lo=0)
         out: list[StepTrace] = []
-        for _ in range(int(n)):
+        for _ in range(n):
             if self.finished or len(self.tokens) >= self.max_new_tokens:
                 break
             out.append(self.step())
@@ -265,8 +291,9 @@ class Stepper:
 
     def checkout(self, branch_index: int) -> None:
         """Swap the current continuation for a saved branch (the current one is saved in turn)."""
-        if not 0 <= branch_index < len(self.branches):
-            raise SessionError(f"no branch {branch_index}; there are {len(self.branches)}")
+        if isinstance(branch_index, bool) or not isinstance(branch_index, int) \
+                or not 0 <= branch_index < len(self.branches):
+            raise SessionError(f"no branch {branch_index!r}; there are {len(self.branches)}")
         branch = self.branches.pop(branch_index)
         self.rewind(branch.from_step)
         for stage in self.extra_stages.values():

@@ -225,6 +225,8 @@ def test_url_round_trip():
     assert back["chat"] == "raw" and back["top_n"] == 30 and back["lang"] == "zh"
     _, notes = urlstate.decode({"T": "hot"})
     assert notes and "T=" in notes[0]
+    back, notes = urlstate.decode({"T": "nan", "n": "1e999", "seed": "inf", "top_k": "3"})  # a hostile link
+    assert back == {"top_k": 3} and len(notes) == 3
 
 
 # ----------------------------------------------------------------------------- lessons (if mounted)

@@ -43,10 +43,20 @@ def test_every_lesson_preset_loads(page, lang):
         title = lesson.title[lang]
         page.get_by_text(f"{lesson.number}. {title}", exact=False).first.click()
         page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({title!r})")
+        tilt = lesson.preset.get("tilt")
+        if tilt:  # change η on the Many-samples tab first, so that loading the lesson must set it back
+            page.click("#tab-multisample-button")
+            page.fill("#ms-tilt-eta input", "3")
+            page.press("#ms-tilt-eta input", "Tab")
+            page.click("#tab-lessons-button")
         page.click("#lesson-load")
         want = f"tab-{lesson.preset.get('tab', 'explorer')}-button"
         page.wait_for_function(f"document.querySelector('button[role=tab][aria-selected=true]').id === {want!r}")
         if lesson.preset.get("tab", "explorer") == "explorer" and lesson.preset.get("steps"):
             page.wait_for_function("document.querySelectorAll('#generated-text .gen-tok').length >= 1")
+        if tilt:
+            for elem_id, key in (("ms-tilt-eta input", "eta"), ("ms-tilt-T input[type=number]", "temperature"),
+                                 ("ms-tilt-rollout input[type=number]", "rollout_tokens")):
+                page.wait_for_function(f"parseFloat(document.querySelector('#{elem_id}').value) === {float(tilt[key])}")
         assert selected_tab(page) == want
         assert not page.query_selector(".toast-body.error"), f"lesson {lesson.number} showed an error"

@@ -6,7 +6,6 @@ the lessons' own words ("about", "≈"): we allow a few hundredths or a few perc
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import pytest
@@ -304,6 +303,125 @@ def _best_t(smollm, gemma):
         best[k] = max(scores, key=scores.get)
     assert best[1] == 0.0
     assert all(best[k] == 0.3 for k in range(2, 11)) and all(best[k] == 0.7 for k in range(11, 17))
+
+
+# --------------------------------------------------------------------------- lesson 11: tilted temperature
+def _ctd():
+    from decoding_lab.multisample import ctd_report
+    from decoding_lab.multisample.sweep import ASSET_DIR
+    return ctd_report, ctd_report.load_ctd(ASSET_DIR / "smollm2-135m-instruct_addition_ctd.json")
+
+
+@check("ctd-shipped-result")
+def _ctd_result(smollm, gemma):
+    """The shipped CTD file's numbers, and its fit re-done from the sweep's own samples."""
+    from decoding_lab.multisample.calibration import fit_ctd
+    R, ctd = _ctd()
+    fit = ctd["fit"]
+    assert fit["samples"] == 400 and fit["pass_rate"] == pytest.approx(0.195, abs=1e-9)
+    assert ctd["calibration_problems"] == list(range(25)) and ctd["heldout_problems"] == list(range(25, 50))
+    assert fit["slope"] == pytest.approx(0.021, abs=0.0005) and ctd["ctd_temperature"] == 0.98
+    rows = {r["k"]: r for r in ctd["rows"]}
+    assert rows[1]["ctd"] == pytest.approx(0.23, abs=0.005) and rows[1]["grid"] == pytest.approx(0.49, abs=0.005)
+    assert rows[1]["grid_T_from_calibration"] == 0.3 and rows[1]["oracle_T"] == 0.3
+    assert rows[1]["ctd_minus_grid"]["mean"] == pytest.approx(-0.26, abs=0.005)
+    assert rows[1]["ctd_minus_grid"]["stderr"] == pytest.approx(0.04, abs=0.005)
+    assert rows[16]["ctd"] == pytest.approx(0.92, abs=0.005) and rows[16]["grid"] == pytest.approx(0.96, abs=0.005)
+    x, y = R.calibration_samples(_sweep(), ctd["calibration_problems"])
+    refit = fit_ctd(x, y)
+    assert round(refit.temperature, 3) == 0.98 and refit.slope == pytest.approx(fit["slope"], rel=1e-9)
+
+
+@check("ctd-binned-pass-rate")
+def _ctd_bins(smollm, gemma):
+    R, ctd = _ctd()
+    x, y = R.calibration_samples(_sweep(), ctd["calibration_problems"])
+    bins = R.binned_rates(x, [float(v) for v in y], bins=8)
+    assert [b["n"] for b in bins] == [50] * 8
+    assert bins[0]["rate"] == pytest.approx(0.04) and bins[-1]["rate"] == pytest.approx(0.44)
+
+
+def _tilt(smollm, **kw):
+    from decoding_lab.multisample.tasks import get_task
+    from decoding_lab.multisample.tilt_run import TiltConfig, run_tilted
+    task = get_task("addition")
+    problem = task.problems(81, seed=0)[2]
+    assert problem.prompt == "What is 2 + 5?"
+    return run_tilted(smollm, task, problem, TiltConfig(**kw))
+
+
+@check("tilt-fixes-2-plus-5")
+def _tilt_fixes(smollm, gemma):
+    p = LESSONS["tilted-temperature"].preset["tilt"]
+    cfg = {k: p[k] for k in ("eta", "temperature", "top_m", "rollout_tokens", "seed", "max_new_tokens")}
+    plain = _tilt(smollm, **{**cfg, "eta": 0.0})
+    assert plain.text == "2 + 5 = 8" and not plain.correct
+    tilted = _tilt(smollm, **cfg)
+    assert tilted.text == "The answer is 7." and tilted.correct
+    first = {c.token: c for c in tilted.steps[0].candidates}
+    assert tilted.steps[0].chosen_token == "The"
+    assert first["The"].z == pytest.approx(32.087, abs=0.001) and first["The"].V == 1.0
+    assert first["2"].z == pytest.approx(32.605, abs=0.001) and first["2"].V == 0.0
+
+
+@check("tilt-eta0-is-plain")
+def _tilt_eta0(smollm, gemma):
+    for seed, T in ((0, 0.7), (1, 0.7), (2, 1.0)):
+        run = _tilt(smollm, eta=0.0, temperature=T, seed=seed, max_new_tokens=16)
+        plain = Stepper.from_prompt(smollm, "What is 2 + 5?", True, SamplingSettings(temperature=T, seed=seed),
+                                    max_new_tokens=16)
+        plain.steps(16)
+        assert run.tokens == plain.tokens and run.rollouts == 0
+
+
+@check("tilt-small-T-verifier-greedy")
+def _tilt_vg(smollm, gemma):
+    run = _tilt(smollm, eta=20.0, temperature=0.05, seed=0)
+    assert run.steps and all(st.verifier_greedy for st in run.steps)
+
+
+@check("tilt-cost-ratio")
+def _tilt_cost(smollm, gemma):
+    from decoding_lab.bench import tilt_cost
+    row = tilt_cost(smollm, tokens=6, configs=((4, 16),), rounds=1)[0]
+    assert row["ratio"] > 10, row
+
+
+PENALTY_SWEEP = "assets/sweeps/smollm2-135m-instruct_addition_penalties.json"
+
+
+@check("sweep-rep-penalty-arithmetic")
+def _penalty_sweep(smollm, gemma):
+    """Lesson 7's figures from the shipped penalty sweep (pass@k recomputed from its outcomes), and
+    problems 0-1 of the repetition-penalty cell re-run live with the same seeds."""
+    import json
+    from pathlib import Path
+    from decoding_lab.multisample.grid import Cell, SweepConfig
+    from decoding_lab.multisample.passk import pass_at_k
+    from decoding_lab.multisample.sweep import run_cell
+    from decoding_lab.multisample.tasks import get_task
+    d = json.loads((Path(__file__).resolve().parent.parent / PENALTY_SWEEP).read_text())
+    cells = {c["penalty"]: c for c in d["cells"]}
+
+    def passk(pen: str, k: int) -> float:
+        out = cells[pen]["outcomes"]
+        return sum(pass_at_k(16, sum(o["correct"]), k) for o in out) / len(out)
+
+    assert passk("none", 1) == pytest.approx(0.38, abs=0.006) and passk("rep", 1) == pytest.approx(0.02, abs=0.006)
+    assert passk("none", 16) == pytest.approx(0.98, abs=0.006) and passk("rep", 16) == pytest.approx(0.24, abs=0.006)
+    assert cells["rep"]["metrics"]["no_answer"] == pytest.approx(0.41, abs=0.006)
+    assert passk("presence", 1) == pytest.approx(0.38, abs=0.006)
+    assert passk("frequency", 1) == pytest.approx(0.39, abs=0.006)
+    assert cells["presence"]["metrics"]["repetition_4gram"] < 0.02 and cells["none"]["metrics"]["mean_length"] == \
+        pytest.approx(31, abs=0.5)
+    cfg = d["config"]
+    config = SweepConfig(**{k: cfg[k] for k in ("model", "task", "problems", "n", "max_new_tokens", "seed", "order")},
+                         temperatures=(0.7,), truncations=("none",), penalties=("rep",))
+    task = get_task(cfg["task"])
+    problems = task.problems(cfg["problems"], seed=cfg["seed"], start=cfg.get("start", 0))[:2]
+    live = run_cell(smollm, task, problems, Cell(0.7, "none", "rep"), config)
+    assert [o.correct for o in live.outcomes] == [o["correct"] for o in cells["rep"]["outcomes"][:2]]
+    assert [o.answers for o in live.outcomes] == [o["answers"] for o in cells["rep"]["outcomes"][:2]]
 
 
 # Defined last, so that every check above is registered before parametrisation.

@@ -13,6 +13,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding_lab import models as M
 from decoding_lab.models import BUNDLED, DEFAULT_MODEL, ModelError, ModelSpec
+from decoding_lab.stages import SettingsError
 
 WORDS = ["[UNK]", "<s>", "</s>", "the", "cat", "sat", "on", "mat", "a", "dog"]
 
@@ -254,3 +255,55 @@ def test_get_model_loads_once_across_threads(monkeypatch):
         t.join()
     assert calls == [DEFAULT_MODEL] and len(results) == 4 and len({id(r) for r in results}) == 1
     assert M.get_model(" SmolLM2-135M-Instruct") is results[0]  # names are case/space-insensitive
+
+
+# ----------------------------------------------------------------------------- public deployment
+def test_remote_code_is_never_trusted(monkeypatch):
+    """A typed Hub id loads with trust_remote_code=False: the repository's own Python never runs."""
+    calls: list[dict] = []
+
+    def recorder(make):
+        def from_pretrained(path, *args, **kwargs):
+            calls.append(kwargs)
+            return make()
+        return from_pretrained
+
+    monkeypatch.setattr(M.AutoTokenizer, "from_pretrained", recorder(tiny_tokenizer))
+    monkeypatch.setattr(M.AutoModelForCausalLM, "from_pretrained", recorder(tiny_model))
+    lm = M.load_model("someone/some-model")
+    assert lm.source == "hub" and len(calls) == 2
+    assert all(kw["trust_remote_code"] is False for kw in calls)
+    # and nowhere in the package is it ever switched on
+    sources = Path(M.__file__).parent.rglob("*.py")
+    assert not [p for p in sources if "trust_remote_code=True" in p.read_text(encoding="utf-8")]
+
+
+def test_public_mode_serves_bundled_and_allow_listed_models_only(monkeypatch):
+    monkeypatch.setattr(M, "_load_hub", lambda repo_id: pytest.fail("a refused id must not reach the Hub"))
+    monkeypatch.setenv("DECODING_LAB_PUBLIC", "1")
+    for load in (M.load_model, M.get_model):
+        with pytest.raises(ModelError, match="not available here.*DECODING_LAB_ALLOWED_MODELS") as err:
+            load("someone/some-model")
+        assert "smollm2-135m-instruct" in str(err.value) and "\n" not in str(err.value)
+    assert M._canonical(" SmolLM2-135M-Instruct ") == "smollm2-135m-instruct"  # bundled: always
+    monkeypatch.setenv("DECODING_LAB_ALLOWED_MODELS", "Someone/Some-Model, other/x")
+    assert M._canonical("someone/some-model") == "Someone/Some-Model"  # the list's spelling: one copy
+    with pytest.raises(ModelError, match="bundled models .* and Someone/Some-Model, other/x"):
+        M._canonical("third/party")
+    with pytest.raises(ModelError, match="neither a bundled model"):  # the shape check still comes first
+        M._canonical("../etc/passwd")
+    monkeypatch.setenv("DECODING_LAB_ALLOWED_MODELS", "*")
+    assert M._canonical("third/party") == "third/party"
+    monkeypatch.delenv("DECODING_LAB_PUBLIC")  # a local run: any Hub id
+    monkeypatch.delenv("DECODING_LAB_ALLOWED_MODELS")
+    assert M._canonical("third/party") == "third/party"
+
+
+def test_prompt_text_is_capped_before_tokenising(fake_bundled, tmp_path, monkeypatch):
+    lm = M.load_model("tiny-test", cache_dir=tmp_path)
+    monkeypatch.setenv("DECODING_LAB_MAX_PROMPT_TOKENS", "4")  # 4 tokens -> 64 characters
+    assert lm.encode_prompt("the cat " * 8, chat=False)[:2] == [3, 4]
+    with pytest.raises(SettingsError, match="65 characters; the limit here is 64"):
+        lm.encode_prompt("a" * 65, chat=False)
+    with pytest.raises(ModelError, match="must be text"):
+        lm.encode_prompt(None, chat=False)

@@ -23,7 +23,7 @@ from decoding_lab.multisample.selection import (best_of_n, best_of_n_verified, m
                                                 majority_vote, sequence_score)
 from decoding_lab.multisample.sweep import (Cell, ProblemOutcome, SweepConfig, parse_penalty, parse_truncation,
                                             repetition_rate, run_sweep)
-from decoding_lab.multisample.tasks import Problem, Task, Verdict, get_task
+from decoding_lab.multisample.tasks import Problem, Task, get_task
 from decoding_lab.multisample.tilt import RolloutPotential, VerifierTilt
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Temperature

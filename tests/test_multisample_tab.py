@@ -1,11 +1,15 @@
-"""The Multi-sample tab alone in a small Blocks (no model): the figure builders on the shipped
-sweep JSON, then the live tab through gradio_client. Every pass@k the tab shows must be the
-number in the file; a bad file name gives a one-line error and the server keeps serving."""
+"""The Multi-sample tab alone in a small Blocks: the figure builders on the shipped sweep and CTD
+JSON, then the live tab through gradio_client. Every pass@k the tab shows must be the number in
+the file; a bad file name gives a one-line error and the server keeps serving. The live
+verifier-tilt section runs the bundled default model (tests marked ``real``)."""
 
 from __future__ import annotations
 
+import html
 import json
+import math
 import os
+import re
 
 import pytest
 import torch
@@ -18,11 +22,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 torch.set_num_threads(1)
 
 from decoding_lab.multisample import sweep  # noqa: E402
+from decoding_lab.stages import SettingsError  # noqa: E402
 from decoding_lab.ui import multisample_tab as mt  # noqa: E402
 
 FILES = [p for p in sweep.shipped_results()]
 pytestmark = pytest.mark.skipif(not FILES, reason="no shipped sweep files")
-OUT = ["status", "passk", "best", "best_text", "heatmap", "table", "command", "csv", "json", "k", "trunc", "file"]
+OUT = ["status", "passk", "best", "best_text", "heatmap", "table", "command", "csv", "json", "k", "trunc", "file",
+       "ctd_text", "ctd_fit", "ctd_compare", "ctd_table"]
+TILT_OUT = ["texts", "summary", "plot", "table"]
 
 
 def fresh(name: str) -> dict:
@@ -65,11 +72,11 @@ def test_heatmap_blank_where_missing(path):
     result = sweep.load_result(path)
     rows, cols, z = mt.heatmap_matrix(result, "pass_at_k", 4)
     filled = sum(v is not None for row in z for v in row)
-    done = {(c["truncation"], c["temperature"]) for c in result["cells"] if c["temperature"] > 0}
+    done = {(mt.row_label(c), c["temperature"]) for c in result["cells"] if c["temperature"] > 0}
     greedy = any(c["temperature"] == 0 for c in result["cells"])
-    assert filled == len(done) + (len(rows) if greedy else 0)
+    assert filled == len(done) + (len(mt.truncations(result)) if greedy else 0)
     for c in result["cells"]:
-        i = rows.index(c["truncation"])
+        i = rows.index(mt.row_label(c))
         assert z[i][cols.index(c["temperature"])] == c["metrics"]["pass_at_k"][3]["mean"]
     fig = mt.heatmap_figure(result, "en", "pass_at_k", 4)
     assert f"{result['cells_done']} of {result['cells_total']} cells" in fig.layout.title.text
@@ -85,6 +92,7 @@ def test_table(path):
     df = mt.cells_table(result, "en", 8)
     assert list(df.columns)[3:5] == ["pass@1", "pass@8"]
     for row, c in zip(df.itertuples(index=False), result["cells"]):
+        assert row[2] == c.get("penalty", "none")
         assert row[3] == c["metrics"]["pass1"] and row[4] == c["metrics"]["pass_at_k"][7]["mean"]
         assert row[6] == c["metrics"]["self_consistency"] and row[7] == c["metrics"]["mean_length"]
 
@@ -152,8 +160,9 @@ def test_live_numbers_match_json(app, k):
     assert table["headers"][4].startswith(f"pass@{k}") and len(set(table["headers"])) == len(table["headers"])
     for row in table["data"]:
         c = cell_of(result, row[0], row[1])
-        assert row[3] == pytest.approx(c["metrics"]["pass1"]) and row[4] == pytest.approx(
-            c["metrics"]["pass_at_k"][k - 1]["mean"])
+        # shown to 4 decimals (the CSV below keeps every digit)
+        assert row[3] == pytest.approx(c["metrics"]["pass1"], abs=1e-4) and row[4] == pytest.approx(
+            c["metrics"]["pass_at_k"][k - 1]["mean"], abs=1e-4)
     assert f"of {result['cells_total']} cells" in out["status"]
     assert out["command"]["value"] == result["command"]
     heat = json.loads(out["heatmap"]["plot"])
@@ -198,3 +207,173 @@ def test_chinese_rerender(app):
     client.predict("en", api_name="/multisample_set_language")
     en = tab.rerender("en", None)
     assert en[tab.ui.file]["label"] == "Sweep result file"
+
+
+# --------------------------------------------------------------------------- calibrated temperature
+from decoding_lab.multisample import ctd_report  # noqa: E402
+from decoding_lab.ui import ctd_view, tilt_view  # noqa: E402
+
+CTD = ctd_report.ctd_path_for(FILES[0]) if FILES else None
+needs_ctd = pytest.mark.skipif(CTD is None, reason="no shipped CTD file")
+
+
+@needs_ctd
+def test_ctd_figures_match_the_files():
+    ctd, result = ctd_report.load_ctd(CTD), sweep.load_result(FILES[0])
+    fit = ctd_view.fit_figure(result, ctd, "en")
+    samples, bins, curve = fit.data
+    x, y = ctd_report.calibration_samples(result, ctd["calibration_problems"])
+    assert list(samples.x) == x and len(samples.y) == ctd["fit"]["samples"]
+    assert all(abs(shown - float(v)) <= 0.04 for shown, v in zip(samples.y, y))     # jitter only
+    f = ctd["fit"]
+    for cx, cy in zip(curve.x, curve.y):
+        assert cy == pytest.approx(1 / (1 + math.exp(-(f["alpha"] + f["beta"] * cx))))
+    assert sum(bins.customdata[i][0] for i in range(len(bins.x))) == len(x)
+    cmp = ctd_view.compare_figure(ctd, "en")
+    assert [tr.name for tr in cmp.data][0] == f"CTD (T = {ctd['ctd_temperature']:g})"
+    assert list(cmp.data[0].y) == [r["ctd"] for r in ctd["rows"]]
+    assert list(cmp.data[1].y) == [r["grid"] for r in ctd["rows"]] and list(cmp.data[2].y) == [r["oracle"] for r in ctd["rows"]]
+    table = ctd_view.compare_table(ctd, "en")
+    rows = {r["k"]: r for r in ctd["rows"]}
+    for row in table.itertuples(index=False):
+        r = rows[row[0]]
+        assert row[1] == round(r["ctd"], 4) and row[2] == r["grid_T_from_calibration"] and row[3] == round(r["grid"], 4)
+        assert row[6] == round(r["ctd_minus_grid"]["mean"], 4)
+
+
+@needs_ctd
+def test_ctd_text_states_the_fit_and_the_verdict():
+    ctd = ctd_report.load_ctd(CTD)
+    text = ctd_view.summary_markdown(ctd, "en")
+    first = ctd["rows"][0]
+    assert f"T_ctd = {ctd['ctd_temperature']:g}" in text and f"{ctd['fit']['samples']} samples" in text
+    assert f"{first['ctd']:.3f}" in text and f"{first['grid']:.3f}" in text
+    assert ("CTD did worse" in text) == (first["ctd"] < first["grid"])
+    assert "T_ctd" in ctd_view.summary_markdown(ctd, "zh") and "校准" in ctd_view.summary_markdown(ctd, "zh")
+
+
+@needs_ctd
+def test_live_ctd_section(app):
+    client, tab = app
+    out = show(client, FILES[0].name)
+    ctd = ctd_report.load_ctd(CTD)
+    assert f"T_ctd = {ctd['ctd_temperature']:g}" in out["ctd_text"]
+    fit = out["ctd_fit"]
+    fit = json.loads(fit.get("value", fit)["plot"])  # an update that also sets visibility wraps the value
+    assert len(fit["data"]) == 3 and fit["data"][2]["mode"] == "lines"
+    table = out["ctd_table"]["value"]
+    assert [row[0] for row in table["data"]] == [k for k in ctd_view.KS if k <= ctd["n"]]
+    assert tab.ui.ctd.fit.value is not None                       # drawn when the page opens
+
+
+# --------------------------------------------------------------------------- verifier-tilted sampling
+def tilt(client, **kw):
+    args = {**tilt_view.DEFAULTS, **kw}
+    return dict(zip(TILT_OUT, client.predict(*[args[k] for k in tilt_view.KEYS], api_name="/tilt_run")))
+
+
+def test_tilt_bad_input_is_one_clear_line_and_the_server_goes_on(app):
+    client, _ = app
+    for kw, words in ((dict(eta=-1), "eta must be >= 0, got -1"), (dict(eta=None), "eta is empty"),
+                      (dict(seed=-3), "seed must be >= 0")):
+        with pytest.raises(AppError) as err:
+            tilt(client, **kw)
+        assert words in str(err.value) and "\n" not in str(err.value).strip()
+    with pytest.raises(AppError, match="maximum"):                # a slider refuses values outside its range
+        tilt(client, top_m=50)
+    with pytest.raises(AppError, match="not in the list of choices"):
+        tilt(client, problem=99)
+    assert show(client, FILES[0].name)["passk"]["type"] == "plotly"
+
+
+def test_tilt_preset_fill_validates():
+    import gradio as gr
+    with gr.Blocks():
+        ui = tilt_view.build("en")
+    upd = tilt_view.fill(ui, {"eta": 10.0, "problem": 2})
+    assert upd[ui.eta] == 10.0 and upd[ui.problem] == 2
+    with pytest.raises(SettingsError, match="unknown tilt setting"):
+        tilt_view.fill(ui, {"etaa": 1})
+    with pytest.raises(SettingsError, match="top-m"):
+        tilt_view.fill(ui, {"top_m": 0})
+
+
+@pytest.mark.real
+def test_tilt_eta_zero_matches_plain_sampling(app, smollm):
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+    client, _ = app
+    out = tilt(client, eta=0, temperature=0.7, seed=1, max_new_tokens=12)
+    assert "η = 0" in out["summary"] and "same 12 tokens" in out["summary"]
+    problem = tilt_view.problems()[2]
+    core = Stepper.from_prompt(smollm, problem.prompt, True, SamplingSettings(temperature=0.7, seed=1),
+                               max_new_tokens=12)
+    core.steps(12)
+    shown = out["texts"]
+    for tok in core.tokens[:3]:
+        assert html.escape(smollm.token_str(tok)) in shown
+    rows = out["table"]["value"]["data"]
+    assert all(row[3] is None for row in rows)                     # V is not computed at eta = 0
+
+
+@pytest.mark.real
+def test_tilt_fixes_plain_greedy_on_2_plus_5(app):
+    client, tab = app
+    out = tilt(client)                                             # the defaults: problem 2, eta 10, T 0
+    plain, tilted = [html.unescape(re.sub("<[^>]+>", "", card)) for card in out["texts"].split("class='tilt-card'")[1:3]]
+    assert "2 + 5 = 8" in plain and "✗ wrong" in plain
+    assert "The answer is 7." in tilted and "✓ right" in tilted
+    assert "best-V candidate" in out["summary"] and "step 0" in out["summary"]
+    table = out["table"]["value"]
+    assert "(z + ηV)/T" not in table["headers"]                   # greedy: no division by T
+    rows = [dict(zip(table["headers"], row)) for row in table["data"]]
+    for row in rows:
+        assert row["z + ηV"] == pytest.approx(row["z"] + 10.0 * row["V"], abs=2e-3)
+    assert sum(row["picked"] == "★" for row in rows) == len({row["step"] for row in rows})
+    fig = json.loads(out["plot"]["plot"])
+    assert [tr.get("name") for tr in fig["data"]][1:] == ["z (model)", "z + η·V", "picked"]
+    zh = tab.rerender("zh", tab.ui.view.value, None)
+    assert zh[tab.ui.tilt.eta]["label"] == tilt_view.s("zh", "eta")
+
+
+def test_lessons_point_at_controls_of_this_tab_and_their_tilt_presets_fill():
+    from decoding_lab.lessons import load_lessons
+    demo, tab = build_app()
+    elem_ids = {b.elem_id for b in demo.blocks.values() if getattr(b, "elem_id", None)}
+    lessons = [les for les in load_lessons() if les.preset.get("tab") == "multisample"]
+    assert any(les.preset.get("tilt") for les in lessons)
+    for les in lessons:
+        missing = {item["control"] for item in les.look_at} - elem_ids
+        assert not missing, f"lesson {les.number} points at {missing}"
+        if les.preset.get("tilt"):
+            upd = tilt_view.fill(tab.ui.tilt, dict(les.preset["tilt"]))
+            assert upd[tab.ui.tilt.problem] in dict((v, k) for k, v in tilt_view.problem_choices())
+
+
+def test_stop_requests_hold_only_running_runs():
+    stops = tilt_view.StopRequests()
+    run = stops.start()
+    assert not stops.asked(run)
+    stops.request(run)
+    stops.request("not-a-running-id")                       # ignored: nothing is kept for it
+    assert stops.asked(run) and not stops.asked("not-a-running-id")
+    stops.end(run)
+    assert not stops.asked(run) and not stops._running and not stops._stop
+
+
+def _run(tokens: list[int], eta: float, stop: str = "end of text", answer: str | None = "7") -> "object":
+    from decoding_lab.multisample.tilt_run import Candidate, TiltConfig, TiltRun, TiltStep
+    steps = [TiltStep(i, [Candidate(t, f"<{t}>", 1.0, None if eta == 0 else 1.0, 1.0 + eta, None, 1.0)], t, f"<{t}>",
+                      None if eta == 0 else t) for i, t in enumerate(tokens)]
+    return TiltRun("What is 2 + 5?", "7", TiltConfig(eta=eta), steps, list(tokens), "", answer, answer == "7", True,
+                   stop, 1.0, 0)
+
+
+def test_summary_words_for_stopped_prefix_and_missing_answer():
+    plain, stopped = _run([5, 6, 7], 0.0), _run([5, 6], 10.0, "stopped", None)
+    text = tilt_view.summary("en", plain, stopped)
+    assert "same first 2 tokens" in text and "part at" not in text and "Stop was pressed" in text
+    assert "no answer found" in tilt_view.texts_html("en", plain, stopped, 10.0)
+    differ = tilt_view.summary("en", plain, _run([5, 9, 7], 10.0))
+    assert "part at **step 1**" in differ and "1 of 1" not in differ and "3 of 3" in differ
+    assert "同样的 3 个 token" in tilt_view.summary("zh", plain, _run([5, 6, 7], 0.0))

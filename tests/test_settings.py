@@ -17,6 +17,10 @@ from decoding_lab.stages import History, SettingsError, TopK
     ({"top_p": 0}, "top-p"),
     ({"top_k": -5}, "top-k"),
     ({"top_k": 2.5}, "top-k"),
+    ({"top_k": float("inf")}, "top-k must be finite"),   # not int(inf)'s OverflowError
+    ({"no_repeat_ngram_size": float("nan")}, "n-gram size must be finite"),
+    ({"seed": float("inf")}, "seed must be finite"),
+    ({"temperature": "hot"}, "temperature must be a number"),
     ({"min_p": 2}, "min-p"),
     ({"typical_p": 0}, "typical-p"),
     ({"repetition_penalty": 0}, "repetition"),

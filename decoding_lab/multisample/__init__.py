@@ -13,7 +13,9 @@ temperature stage.
 | ``grid``         | the sweep's axes: ``Cell``, ``SweepConfig``, truncation / penalty presets |
 | ``sweep``        | running the grid: per-cell metrics, cache per cell, resumable, best T per k |
 | ``calibration``  | calibrated temperature decoding (CTD) from log p(y) vs correctness |
+| ``ctd_report``   | a shipped CTD result read next to its sweep: the fitted samples, the curve, bins |
 | ``tilt``         | ``VerifierTilt`` stage: logits' = (z + eta * V) / T |
+| ``tilt_run``     | one tilted generation recorded step by step (candidates, z, V, tilted logits) |
 | ``cli``          | the ``sweep``, ``calibrate`` and ``extract-compare`` subcommands |
 
 Nothing here imports gradio or plotly.

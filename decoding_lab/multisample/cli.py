@@ -261,8 +261,10 @@ def report_lines(d: dict[str, Any]) -> list[str]:
                      f"{c['seconds']:5.0f}")
     best = d.get("best_by_k", {})
     if best:
-        lines.append("best cell by k: " + ", ".join(f"k={k}: T={v['temperature']:g} {v['truncation']} ({v['pass']:.3f})"
-                                                   for k, v in best.items()))
+        def where(v: dict) -> str:  # the penalty is named only when the grid has one
+            pen = v.get("penalty") or "none"
+            return f"T={v['temperature']:g} {v['truncation']}" + ("" if pen == "none" else f" {pen}")
+        lines.append("best cell by k: " + ", ".join(f"k={k}: {where(v)} ({v['pass']:.3f})" for k, v in best.items()))
     return lines
 
 

@@ -20,8 +20,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from decoding_lab import limits
 from decoding_lab.settings import SamplingSettings
-from decoding_lab.strategies.sampling import MAX_SAMPLES
 from decoding_lab.stages import SettingsError
 
 #: Truncation presets (the seed's suggested grid plus top-k); ``name=value`` sets another value.
@@ -102,9 +102,8 @@ class SweepConfig:
         if self.problems < 1 or self.n < 1 or self.max_new_tokens < 1:
             raise SettingsError(f"problems, n and max_new_tokens must be >= 1, got {self.problems}, {self.n}, "
                                 f"{self.max_new_tokens}")
-        if self.n > MAX_SAMPLES:
-            raise SettingsError(f"n must be <= {MAX_SAMPLES} (all n samples of a problem share one batch), "
-                                f"got {self.n}")
+        limits.check_samples(self.n)                 # all n samples of a problem share one batch
+        limits.check_new_tokens(self.max_new_tokens)
         if not self.temperatures:
             raise SettingsError("give at least one temperature")
         for t in self.temperatures:
@@ -113,6 +112,11 @@ class SweepConfig:
             parse_truncation(s)
         for s in self.penalties:
             parse_penalty(s)
+        limits.check_sweep_samples(self.samples())
+
+    def samples(self) -> int:
+        """How many generations the whole grid draws (a temperature-0 cell draws one per problem)."""
+        return sum(self.problems * (1 if c.temperature == 0 else self.n) for c in self.cells())
 
     def cells(self) -> list[Cell]:
         """The grid, in the order it is run. Per penalty: first the whole temperature curve

@@ -42,9 +42,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from decoding_lab import limits
+from decoding_lab.limits import PUBLIC_ENV
 from decoding_lab.stages import SettingsError
-
-PUBLIC_ENV = "DECODING_LAB_PUBLIC"
 
 _PRELUDE = """\
 import socket as _s
@@ -57,8 +57,9 @@ del _s, _n
 
 
 def public_mode() -> bool:
-    """True when ``DECODING_LAB_PUBLIC`` is set to a true value: code tasks are disabled."""
-    return os.environ.get(PUBLIC_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    """True when ``DECODING_LAB_PUBLIC`` is set to a true value: code tasks are disabled
+    (the same flag that limits Hub ids to an allow-list, see ``decoding_lab.limits``)."""
+    return limits.public_mode()
 
 
 def check_code_allowed() -> None:

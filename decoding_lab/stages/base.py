@@ -188,10 +188,10 @@ def check_number(name: str, value: Any, lo: float | None = None, hi: float | Non
     """Validate one parameter and return it; the error message names the bad value."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SettingsError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value):  # first: int(inf) and int(nan) would raise their own errors
+        raise SettingsError(f"{name} must be finite, got {value!r}")
     if integer and int(value) != value:
         raise SettingsError(f"{name} must be a whole number, got {value!r}")
-    if not math.isfinite(value):
-        raise SettingsError(f"{name} must be finite, got {value!r}")
     if lo is not None and (value < lo or (lo_open and value == lo)):
         raise SettingsError(f"{name} must be {'>' if lo_open else '>='} {lo:g}, got {value:g}")
     if hi is not None and (value > hi or (hi_open and value == hi)):

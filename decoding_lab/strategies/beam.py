@@ -45,6 +45,7 @@ from typing import Any, Iterator
 
 import torch
 
+from decoding_lab import limits
 from decoding_lab.chain import DeadEndError, apply_stages
 from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
@@ -55,7 +56,10 @@ from decoding_lab.strategies.common import (StopFn, advance_stages, check_count,
 from decoding_lab.strategies.result import (BeamCandidate, BeamHypothesis, BeamStep, BeamTree, GeneratedSequence,
                                             GenerationResult)
 
-MAX_BEAMS = 32
+#: Default upper bound on num_beams; the deployment sets it with ``DECODING_LAB_MAX_BEAMS``.
+MAX_BEAMS = limits.Limits.max_beams
+#: |alpha| beyond this only overflows (1024 ** 300 is inf); 10 already makes length decide everything.
+MAX_ALPHA = 10.0
 #: transformers marks "impossible" scores by adding -1e9 (not -inf, so sums stay finite).
 NEG = -1.0e9
 
@@ -84,10 +88,12 @@ def beam_search(lm: Any, prompt_ids: list[int], settings: SamplingSettings | Non
 
 def check_beam_args(num_beams: Any, length_penalty: Any, early_stopping: Any,
                     num_return_sequences: Any) -> tuple[int, float, bool | str, int]:
-    num_beams = check_count("num_beams", num_beams, 1, MAX_BEAMS)
+    num_beams = limits.check_beams(num_beams)
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
             or not math.isfinite(length_penalty):
         raise SettingsError(f"length_penalty must be a finite number, got {length_penalty!r}")
+    if abs(length_penalty) > MAX_ALPHA:  # length ** alpha must stay a normal float
+        raise SettingsError(f"length_penalty must lie between -{MAX_ALPHA:g} and {MAX_ALPHA:g}, got {length_penalty:g}")
     if early_stopping not in (True, False, "never") or not isinstance(early_stopping, (bool, str)):
         raise SettingsError(f"early_stopping must be True, False or 'never', got {early_stopping!r}")
     num_return_sequences = check_count("num_return_sequences", num_return_sequences, 1, num_beams)

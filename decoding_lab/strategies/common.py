@@ -11,15 +11,16 @@ that are the same in all three.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import torch
 from transformers import DynamicCache
 
+from decoding_lab import limits
 from decoding_lab.forward import forward, new_cache
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError, Stage
+from decoding_lab.stepper import check_prompt_ids
 from decoding_lab.strategies.result import GeneratedSequence
 
 T = TypeVar("T")
@@ -29,19 +30,13 @@ StopFn = Callable[[], bool]
 
 
 def max_new_tokens_limit() -> int:
-    """Same cap as the stepper (``DECODING_LAB_MAX_NEW_TOKENS``, 1024 by default)."""
-    return int(os.environ.get("DECODING_LAB_MAX_NEW_TOKENS", "1024"))
+    """Same cap as the stepper (``DECODING_LAB_MAX_NEW_TOKENS``, see ``decoding_lab.limits``)."""
+    return limits.current().max_new_tokens
 
 
 def check_prompt(lm: Any, prompt_ids: Iterable[int]) -> list[int]:
-    ids = list(prompt_ids)
-    if not ids:
-        raise SettingsError("the prompt is empty: type something to continue from")
-    vocab = int(lm.vocab_size)
-    bad = [t for t in ids if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab]
-    if bad:
-        raise SettingsError(f"prompt token ids must be integers in [0, {vocab}), got {bad[:5]!r}")
-    return ids
+    """Non-empty, inside the vocabulary, no longer than ``DECODING_LAB_MAX_PROMPT_TOKENS``."""
+    return check_prompt_ids(lm, prompt_ids)
 
 
 def check_count(name: str, value: Any, lo: int = 1, hi: int | None = None) -> int:
@@ -55,7 +50,7 @@ def check_count(name: str, value: Any, lo: int = 1, hi: int | None = None) -> in
 
 
 def check_max_new_tokens(value: Any) -> int:
-    return check_count("max_new_tokens", value, 1, max_new_tokens_limit())
+    return limits.check_new_tokens(value)
 
 
 def check_settings(settings: SamplingSettings | None, default: SamplingSettings) -> SamplingSettings:

@@ -30,17 +30,19 @@ from typing import Any, Iterator
 
 import torch
 
+from decoding_lab import limits
 from decoding_lab.chain import DeadEndError, apply_stages, select_greedy, select_sample
 from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, Stage
-from decoding_lab.strategies.common import (StopFn, advance_stages, check_count, check_max_new_tokens,
+from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens,
                                             check_prompt, check_settings, eos_set, make_sequence, prefill, primed,
                                             row_entropies, settings_json, start_stages)
 from decoding_lab.strategies.result import GenerationResult
 
-#: Upper bound on n (one batch holds every sample; each row costs memory on a 262k vocabulary).
-MAX_SAMPLES = 64
+#: Default upper bound on n (one batch holds every sample; each row keeps its own KV cache and a
+#: vocabulary-wide logits row). The deployment sets the bound with ``DECODING_LAB_MAX_SAMPLES``.
+MAX_SAMPLES = limits.Limits.max_samples
 
 
 def iter_sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
@@ -63,7 +65,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: i
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
          every_step: bool) -> Iterator[GenerationResult | None]:
     prompt = check_prompt(lm, prompt_ids)
-    n = check_count("number of samples n", n, 1, MAX_SAMPLES)
+    n = limits.check_samples(n)
     max_new_tokens = check_max_new_tokens(max_new_tokens)
     settings = check_settings(settings, SamplingSettings())
     stages = settings.build_chain(extra_stages)

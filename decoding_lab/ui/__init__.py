@@ -6,8 +6,10 @@ events (language switch, restoring a shared URL). Each tab is a module:
 * ``beam``: the beam tree and the length penalty
 
 ``plots`` draws figures from the core's records, ``i18n`` holds the English and Chinese
-strings, ``state`` the per-session state, ``urlstate`` the query-string sharing and
-``export`` the downloads. Launch options (css, theme, head) come from ``launch_kwargs()``.
+strings, ``state`` the per-session state, ``sessions`` the per-tab bounds (state expiry, one
+model job per tab, the queue), ``urlstate`` the query-string sharing and ``export`` the
+downloads. Launch options (css, theme, head, sessions kept) come from ``launch_kwargs()``,
+queue options from ``queue_kwargs()``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import gradio as gr  # noqa: E402
 
 from decoding_lab.ui import explorer, explorer_handlers, extras, urlstate  # noqa: E402
 from decoding_lab.ui.i18n import LANGS, norm_lang, t  # noqa: E402
+from decoding_lab.ui.sessions import SessionJobs, queue_kwargs  # noqa: E402
 from decoding_lab.ui.state import SETTING_KEYS, Labels, merge_updates  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -54,13 +57,16 @@ RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')),
 
 
 def launch_kwargs() -> dict[str, Any]:
-    """Gradio 6 takes css/theme/head in ``launch()``, not in ``gr.Blocks``."""
+    """Gradio 6 takes css/theme/head in ``launch()``, not in ``gr.Blocks``; the number of tabs
+    whose state is kept comes from ``DECODING_LAB_MAX_SESSIONS``."""
+    from decoding_lab import limits
     css_file = ASSETS / "app.css"
     return {"css": css_file.read_text(encoding="utf-8") if css_file.is_file() else "",
-            "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": HEAD}
+            "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": HEAD,
+            "state_session_capacity": limits.current().max_sessions}
 
 
-def _optional_tab(module: str, L: Labels, lang_state: Any, ex_ui: Any) -> Any:
+def _optional_tab(module: str, L: Labels, lang_state: Any, ex_ui: Any, jobs: SessionJobs) -> Any:
     """Compare and Beam need the strategies package; a missing piece hides only its tab."""
     import importlib
     try:
@@ -68,11 +74,12 @@ def _optional_tab(module: str, L: Labels, lang_state: Any, ex_ui: Any) -> Any:
     except ImportError as e:  # pragma: no cover - only while the core is incomplete
         gr.Markdown(f"*{module} tab unavailable: {e}*")
         return None
-    return mod.build_and_wire(L, lang_state, ex_ui)
+    return mod.build_and_wire(L, lang_state, ex_ui, jobs=jobs)
 
 
 def build_demo(lang: str = "en") -> gr.Blocks:
     L = Labels()
+    jobs = SessionJobs()  # model jobs running per tab (DECODING_LAB_SESSION_JOBS at most)
     with gr.Blocks(title="Decoding Lab", fill_width=True) as demo:
         lang_state = gr.State(norm_lang(lang))
         with gr.Row(elem_id="header"):
@@ -85,25 +92,25 @@ def build_demo(lang: str = "en") -> gr.Blocks:
             with gr.Tab(t(lang, "tab_explorer"), id="explorer", elem_id="tab-explorer") as tab_ex:
                 L(tab_ex, "tab_explorer")
                 ex = explorer.build(L, lang)
-                ex_events = explorer_handlers.wire(ex, lang_state)
+                ex_events = explorer_handlers.wire(ex, lang_state, jobs)
             with gr.Tab(t(lang, "tab_lessons"), id="lessons", elem_id="tab-lessons") as tab_les:
                 L(tab_les, "tab_lessons")
                 les_tab = extras.mount_lessons(lang, lang_state)
             with gr.Tab(t(lang, "tab_compare"), id="compare", elem_id="tab-compare") as tab_cmp:
                 L(tab_cmp, "tab_compare")
-                cmp_tab = _optional_tab("compare", L, lang_state, ex)
+                cmp_tab = _optional_tab("compare", L, lang_state, ex, jobs)
             with gr.Tab(t(lang, "tab_beam"), id="beam", elem_id="tab-beam") as tab_beam:
                 L(tab_beam, "tab_beam")
-                beam_tab = _optional_tab("beam", L, lang_state, ex)
+                beam_tab = _optional_tab("beam", L, lang_state, ex, jobs)
             with gr.Tab(t(lang, "tab_grammar"), id="grammar", elem_id="tab-grammar") as tab_gr:
                 L(tab_gr, "tab_grammar")
-                gr_tab = extras.mount_grammar(lang, lang_state, ex)
+                gr_tab = extras.mount_grammar(lang, lang_state, ex, jobs)
             with gr.Tab(t(lang, "tab_multisample"), id="multisample", elem_id="tab-multisample") as tab_ms:
                 L(tab_ms, "tab_multisample")
-                ms_tab = extras.mount_multisample(lang, lang_state, ex)
+                ms_tab = extras.mount_multisample(lang, lang_state, ex, jobs)
             with gr.Tab(t(lang, "tab_determinism"), id="determinism", elem_id="tab-determinism") as tab_det:
                 L(tab_det, "tab_determinism")
-                det_tab = extras.mount_determinism(lang, lang_state, ex)
+                det_tab = extras.mount_determinism(lang, lang_state, ex, jobs)
         tabs = [x for x in (cmp_tab, beam_tab, gr_tab, ms_tab, det_tab) if x is not None]  # lessons: see below
         for tab, content in ((tab_les, les_tab), (tab_cmp, cmp_tab), (tab_beam, beam_tab), (tab_gr, gr_tab),
                              (tab_ms, ms_tab), (tab_det, det_tab)):
@@ -111,7 +118,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 tab.visible = False
         if les_tab is not None:
             extras.wire_lesson_loading(les_tab, lang_state, tabs_comp, ex, ex_events, cmp_tab, beam_tab, det_tab,
-                                       grammar=gr_tab)
+                                       grammar=gr_tab, jobs=jobs, multisample=ms_tab)
         # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
         for tab in (tab_ex, tab_les, tab_cmp, tab_beam, tab_gr, tab_ms, tab_det):
             tab.select(None, None, None, js=RESIZE_JS)
@@ -150,6 +157,8 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 from decoding_lab.models import BUNDLED
                 if values["model"].lower() in BUNDLED:
                     out[ex.model] = values["model"].lower()
+                elif values["model"] in explorer.model_names():  # an allow-listed Hub model
+                    out[ex.model] = values["model"]
                 else:
                     out[ex.hub] = values["model"]
             for key, comp in ctl.items():
@@ -169,4 +178,4 @@ def build_demo(lang: str = "en") -> gr.Blocks:
     return demo
 
 
-__all__ = ["build_demo", "launch_kwargs", "SETTING_KEYS"]
+__all__ = ["build_demo", "launch_kwargs", "queue_kwargs", "SETTING_KEYS"]

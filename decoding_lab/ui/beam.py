@@ -17,6 +17,7 @@ from decoding_lab.ui.explorer import chat_choices, model_names
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.plots_beam import beam_tree_chart
 from decoding_lab.ui.runtime import gpu
+from decoding_lab.ui.sessions import SessionJobs, gated, session_state
 from decoding_lab.ui.state import Labels, guarded, with_params
 
 
@@ -69,9 +70,10 @@ def alpha_ranking(hyps: list[dict[str, Any]], alphas: list[float]) -> tuple[list
     return rows, winners
 
 
-def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> SimpleNamespace:
+def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en",
+                   jobs: SessionJobs | None = None) -> SimpleNamespace:
     ui = SimpleNamespace()
-    ui.result = gr.State(None)  # {"result": GenerationResult, "hyps": [...], "alphas": [...]}
+    ui.result = session_state()  # {"result": GenerationResult, "hyps": [...], "alphas": [...]}
     L(gr.Markdown(t(lang, "beam_intro")), "beam_intro", "value")
     with gr.Row():
         ui.model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id="beam-model",
@@ -159,6 +161,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
 
     with_params(on_run, ["lang", "state", "model", "prompt", "chat", "num_beams", "length_penalty", "early_stopping",
                          "max_new_tokens", "alphas"])
+    on_run = gated(on_run, jobs)  # one model job per tab at a time
     run_ev = ui.run.click(on_run, [lang_state, ui.result, ui.model, ui.prompt, ui.chat, ui.beams, ui.alpha, ui.early,
                                    ui.max_new, ui.alphas], [ui.tree, ui.table, ui.status, ui.result],
                           api_name="beam_run", concurrency_id="model", show_progress="minimal")

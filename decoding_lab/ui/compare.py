@@ -21,6 +21,7 @@ from decoding_lab.ui import plots
 from decoding_lab.ui.explorer import chat_choices, model_names
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.runtime import gpu
+from decoding_lab.ui.sessions import SessionJobs, gated, session_state
 from decoding_lab.ui.state import Labels, as_number, guarded, values_from_settings, with_params
 
 MAX_COLS = 4
@@ -53,7 +54,7 @@ def column_settings(v: dict[str, Any]) -> tuple[str, SamplingSettings, dict[str,
                                 repetition_penalty=num("repetition_penalty"), order=v["order"], seed=num("seed"))
     kwargs: dict[str, Any] = {}
     if strategy == "beam":
-        kwargs = {"num_beams": num("num_beams"), "length_penalty": float(v["length_penalty"])}
+        kwargs = {"num_beams": num("num_beams"), "length_penalty": float(num("length_penalty"))}
     return strategy, settings, kwargs
 
 
@@ -92,9 +93,10 @@ def output_html(label: str, result: Any, lang: str) -> str:
             f"<div class='cmp-text'>{text}{tail}</div><div class='cmp-stats'>{stats}</div></div>")
 
 
-def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> SimpleNamespace:
+def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en",
+                   jobs: SessionJobs | None = None) -> SimpleNamespace:
     ui = SimpleNamespace(cols=[], outs=[], sends=[], groups=[])
-    ui.results = gr.State(None)  # [(label, GenerationResult)] of the last run
+    ui.results = session_state()  # [(label, GenerationResult)] of the last run
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
     with gr.Row():
         ui.model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id="cmp-model",
@@ -157,7 +159,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en") -> Sim
         ui.export = L(gr.Button(t(lang, "export"), elem_id="cmp-export"), "export", "value")
         ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
                              elem_id="cmp-files", visible=False), "export_files")
-    _wire(ui, lang_state, ex)
+    _wire(ui, lang_state, ex, jobs)
     ui.states = [ui.results]
     ui.views = [*ui.outs, ui.entropy, ui.table]
     ui.rerender = lambda lang, results: render(ui, lang, results or [], int(len(results or [])))
@@ -185,7 +187,7 @@ def _r(x: Any) -> Any:
     return None if x is None else round(float(x), 4)
 
 
-def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any) -> None:
+def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any, jobs: SessionJobs | None) -> None:
     col_inputs = [c[k] for c in ui.cols for k in COL_KEYS]
     n_keys = len(COL_KEYS)
 
@@ -253,6 +255,7 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any) -> None:
     names = ["lang", "results", "model", "prompt", "chat", "ncols", "max_new_tokens",
              *[f"c{i}_{k}" for i in range(MAX_COLS) for k in COL_KEYS]]
     with_params(on_run, names)
+    on_run = gated(on_run, jobs)  # one model job per tab at a time
     run_ev = ui.run.click(on_run, [lang_state, ui.results, ui.model, ui.prompt, ui.chat, ui.ncols, ui.max_new,
                                    *col_inputs], [*ui.outs, ui.entropy, ui.table, ui.results], api_name="compare_run",
                           concurrency_id="model", show_progress="minimal")

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from decoding_lab.determinism import VARIANTS, greedy_variants
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.i18n import norm_lang
+from decoding_lab.ui.sessions import SessionJobs, gated, session_state
 
 S = {
     "en": {"intro": "Greedy decoding (temperature 0) of one prompt along different numerical paths. Where two "
@@ -51,7 +52,7 @@ def build(lang: str = "en") -> SimpleNamespace:
     ui.run = gr.Button(s(lang, "run"), variant="primary", elem_id="determinism-run")
     ui.result = gr.HTML("", elem_id="det-result")
     ui.plot = gr.Plot(None, elem_id="det-margins", show_label=False)
-    ui.last = gr.State(None)
+    ui.last = session_state()
     return ui
 
 
@@ -79,7 +80,8 @@ def render(lang: str, out: dict | None) -> tuple[str, Any]:
     return "\n".join(rows), fig
 
 
-def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_component: Any, chat_component: Any) -> None:
+def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_component: Any, chat_component: Any,
+         jobs: SessionJobs | None = None) -> None:
     def on_run(lang, model, hub, chat, prompt, tokens, variants):
         from decoding_lab.errors import USER_ERRORS
         from decoding_lab.models import get_model
@@ -97,6 +99,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_compone
         html_out, fig = render(lang, out)
         return {ui.result: html_out, ui.plot: fig, ui.last: out}
 
+    on_run = gated(on_run, jobs)  # one model job per tab at a time
     ui.run.click(on_run, [lang_state, model_component, hub_component, chat_component, ui.prompt, ui.tokens,
                           ui.variants], [ui.result, ui.plot, ui.last], api_name="determinism_run",
                  concurrency_id="model")

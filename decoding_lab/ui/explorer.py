@@ -11,13 +11,23 @@ from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui import plots
 from decoding_lab.ui.explorer_views import TABLE_KEYS
 from decoding_lab.ui.i18n import t
+from decoding_lab.ui.sessions import session_state
 from decoding_lab.ui.state import CUSTOM, DEFAULTS, SETTING_KEYS, Labels
 
 
 def model_names() -> list[str]:
+    """The bundled models, then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS`` (if any)."""
+    from decoding_lab import limits
     from decoding_lab.models import DEFAULT_MODEL, list_models
     names = [m["name"] for m in list_models()]
-    return names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
+    names = names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
+    return names + [m for m in limits.current().allowed_models if m != "*" and m not in names]
+
+
+def any_hub_id_allowed() -> bool:
+    from decoding_lab import limits
+    lim = limits.current()
+    return not lim.public or "*" in lim.allowed_models
 
 
 def chat_choices(lang: str) -> list[tuple[str, str]]:
@@ -76,15 +86,16 @@ def build(L: Labels, lang: str = "en") -> SimpleNamespace:
     from decoding_lab.models import DEFAULT_MODEL
 
     ui = SimpleNamespace()
-    ui.session = gr.State(None)
+    ui.session = session_state()  # the visitor's stepper (and KV cache); expires when idle
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=330, elem_classes=["controls"]):
             with gr.Accordion(t(lang, "model_box"), open=True) as acc:
                 L(acc, "model_box")
                 ui.model = L(gr.Dropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
                                          allow_custom_value=False), "model")
+                # A public deployment lists its allowed Hub models in the dropdown: no free-text box.
                 ui.hub = L(gr.Textbox("", label=t(lang, "hub_id"), info=t(lang, "hub_id_info"), elem_id="hub-id",
-                                      max_lines=1), "hub_id")
+                                      max_lines=1, visible=any_hub_id_allowed()), "hub_id")
                 ui.prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=3,
                                          elem_id="prompt"), "prompt")
                 ui.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="chat-mode"),

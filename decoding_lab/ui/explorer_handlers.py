@@ -22,6 +22,7 @@ from decoding_lab.ui import explorer_views as views
 from decoding_lab.ui import plots, urlstate
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.runtime import gpu
+from decoding_lab.ui.sessions import SessionJobs, gated
 from decoding_lab.ui.state import CUSTOM, SETTING_KEYS, ExplorerSession, guarded, settings_from_values, with_params
 
 N_CONTROLS = 4 + len(SETTING_KEYS) + 1  # model, hub, prompt, chat, settings…, top_n
@@ -110,8 +111,9 @@ def share_query(lang: str, controls: tuple) -> str:
     return urlstate.encode((hub or "").strip() or model, prompt or "", chat, values, rest[len(SETTING_KEYS)], lang)
 
 
-def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
-    """Attach the handlers; returns the events other tabs may cancel or chain."""
+def wire(ui: Any, lang_state: Any, jobs: SessionJobs | None = None) -> dict[str, Any]:
+    """Attach the handlers; returns the events other tabs may cancel or chain. ``jobs`` bounds
+    how many model jobs one tab runs at once (see ``sessions``)."""
     ctl = control_inputs(ui)
     base = [lang_state, ui.session]
     views_out = [ui.dist, ui.funnel, ui.entropy, ui.numbers, ui.gen, ui.table, ui.candidates, ui.branches,
@@ -179,7 +181,7 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
             raise SettingsError("choose a candidate token first")
         try:
             token_id = int(float(token))
-        except ValueError:
+        except (ValueError, OverflowError):  # "abc", "nan", "inf"
             raise SettingsError(f"token id must be a whole number, got {token!r}") from None
         session = prepare(lang, session, tuple(controls))
         st = session.stepper
@@ -237,6 +239,8 @@ def wire(ui: Any, lang_state: Any) -> dict[str, Any]:
     with_params(on_force, names + ["token_id"])
     with_params(on_restore, ["lang", "session", "branch"])
 
+    on_reset, on_step, on_step_n, on_play, on_force, on_undo, on_restore = (
+        gated(f, jobs) for f in (on_reset, on_step, on_step_n, on_play, on_force, on_undo, on_restore))
     ev: dict[str, Any] = {}
     ev["step"] = ui.step.click(on_step, base + ctl, out, api_name="explorer_step", concurrency_id="model",
                                show_progress="minimal")

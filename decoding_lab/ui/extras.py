@@ -14,6 +14,7 @@ import gradio as gr
 
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.i18n import t
+from decoding_lab.ui.sessions import SessionJobs, gated
 from decoding_lab.ui.state import SETTING_KEYS, guarded, values_from_settings
 
 
@@ -24,28 +25,28 @@ def _module(name: str) -> Any:
         return None
 
 
-def mount_determinism(lang: str, lang_state: Any, ex: Any) -> SimpleNamespace | None:
+def mount_determinism(lang: str, lang_state: Any, ex: Any, jobs: SessionJobs | None = None) -> SimpleNamespace | None:
     mod = _module("determinism_tab")
     if mod is None:
         return None
     ui = mod.build(lang)
-    mod.wire(ui, lang_state, ex.model, ex.hub, ex.chat)
+    mod.wire(ui, lang_state, ex.model, ex.hub, ex.chat, jobs)
     outs = list(mod.rerender(ui, lang, None))
     return SimpleNamespace(ui=ui, states=[ui.last], views=outs,
                            rerender=lambda lang, last: mod.rerender(ui, lang, last))
 
 
-def mount_multisample(lang: str, lang_state: Any, ex: Any) -> SimpleNamespace | None:
+def mount_multisample(lang: str, lang_state: Any, ex: Any, jobs: SessionJobs | None = None) -> SimpleNamespace | None:
     mod = _module("multisample_tab")
-    return None if mod is None else mod.mount(lang, lang_state, ex)
+    return None if mod is None else mod.mount(lang, lang_state, ex, jobs)
 
 
-def mount_grammar(lang: str, lang_state: Any, ex: Any) -> SimpleNamespace | None:
+def mount_grammar(lang: str, lang_state: Any, ex: Any, jobs: SessionJobs | None = None) -> SimpleNamespace | None:
     mod = _module("grammar_tab")
     if mod is None:
         return None
     ui = mod.build(lang)
-    mod.wire(ui, lang_state, ex.model, ex.hub)  # the grammar tab uses the Explorer's model choice
+    mod.wire(ui, lang_state, ex.model, ex.hub, jobs)  # the grammar tab uses the Explorer's model choice
     return SimpleNamespace(ui=ui, states=[ui.session, ui.cmp_last, ui.heal_last], views=list(mod.rerender(ui, lang)),
                            rerender=lambda lang, *states: mod.rerender(ui, lang, *states))
 
@@ -75,7 +76,8 @@ def _column_values(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: Any, ex_events: dict,
-                        cmp: Any, beam: Any, det: SimpleNamespace | None, grammar: SimpleNamespace | None = None) -> None:
+                        cmp: Any, beam: Any, det: SimpleNamespace | None, grammar: SimpleNamespace | None = None,
+                        jobs: SessionJobs | None = None, multisample: SimpleNamespace | None = None) -> None:
     from decoding_lab.ui import compare, explorer_handlers
     mod = _module("lessons_tab")
     ui = les.ui
@@ -90,6 +92,9 @@ def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: An
     gmod = _module("grammar_tab") if grammar is not None else None
     if grammar is not None:
         outputs += [grammar.ui.kind, grammar.ui.preset, grammar.ui.text, grammar.ui.prompt]
+    tilt_ui = getattr(getattr(multisample, "ui", None), "tilt", None)
+    if tilt_ui is not None:
+        outputs += list(tilt_ui.controls.values())
 
     @guarded
     def on_load(lang, number):
@@ -125,7 +130,10 @@ def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: An
         elif tab == "determinism" and det is not None:
             out.update({det.ui.prompt: prompt, det.ui.tokens: int(p.get("max_new_tokens", 40))})
         elif tab == "multisample":
-            pass  # the tab opens on the shipped results; nothing to fill
+            # the sweep and CTD parts show the shipped results; a lesson may set up the live tilt demo
+            if tilt_ui is not None and p.get("tilt"):
+                from decoding_lab.ui import tilt_view
+                out.update(tilt_view.fill(tilt_ui, dict(p["tilt"])))
         elif tab == "grammar" and grammar is not None:
             # model set above; the lesson's constraint preset and prompt go into the tab
             out.update(gmod.fill(grammar.ui, preset_name=p.get("constraint", "json-person"), prompt=prompt or None))
@@ -135,4 +143,5 @@ def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: An
         out[tabs] = gr.Tabs(selected=tab)
         return out
 
-    ui.load.click(on_load, [lang_state, ui.current], outputs, api_name="lesson_load", concurrency_id="model")
+    ui.load.click(gated(on_load, jobs), [lang_state, ui.current], outputs, api_name="lesson_load",
+                  concurrency_id="model")

@@ -39,6 +39,8 @@ from decoding_lab.stages import SettingsError
 from decoding_lab.ui.i18n import norm_lang
 from decoding_lab.ui.plots import BLUE, FONT, ORANGE, show_token
 from decoding_lab.ui.runtime import gpu
+from decoding_lab.ui.sessions import SessionJobs, gated, session_state
+from decoding_lab.ui.state import as_number
 
 KINDS = ("preset", "regex", "json_schema", "choices", "lark", "gbnf")
 TOP_N = 40            # rows of the raw distribution each trace keeps (the forbidden table reads them)
@@ -230,7 +232,8 @@ def make_constraint(kind: str, preset_name: str, text: str) -> Any:
 def settings_of(temperature: Any, seed: Any) -> SamplingSettings:
     if temperature is None or seed is None:
         raise SettingsError("temperature and seed need a number")
-    return SamplingSettings(temperature=float(temperature), seed=int(seed))
+    # as_number: a whole float seed becomes an int; NaN or a string gets a message, not a crash
+    return SamplingSettings(temperature=as_number("temperature", temperature), seed=as_number("seed", seed))
 
 
 def _model_name(model: str, hub: str) -> str:
@@ -485,9 +488,9 @@ def build(lang: str = "en") -> SimpleNamespace:
                                        elem_id="grammar-heal-without")
         ui.heal_with = gr.Dataframe(h, label=s(lang, "heal_with"), interactive=False, elem_id="grammar-heal-with")
 
-    ui.session = gr.State(None)
-    ui.cmp_last = gr.State(None)
-    ui.heal_last = gr.State(None)
+    ui.session = session_state()  # the visitor's GrammarSession; these three expire when idle
+    ui.cmp_last = session_state()
+    ui.heal_last = session_state()
     # The build_demo protocol shared with the other tabs: states to pass to rerender, components it updates.
     ui.states = [ui.session, ui.cmp_last, ui.heal_last]
     ui.views = list(rerender(ui, lang, None, None, None))
@@ -510,8 +513,10 @@ def _guard(fn: Callable) -> Callable:
     return wrapper
 
 
-def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_component: Any) -> None:
-    """Attach the tab's events. Every endpoint is named ``grammar_*``."""
+def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_component: Any,
+         jobs: SessionJobs | None = None) -> None:
+    """Attach the tab's events. Every endpoint is named ``grammar_*``; ``jobs`` bounds the model
+    jobs one tab runs at once (see ``sessions``)."""
     spec = [ui.kind, ui.preset, ui.text, ui.prompt, ui.chat, ui.temperature, ui.seed, ui.max_tokens]
     step_out = [ui.session, ui.status, ui.generated, ui.trace, ui.forbidden, ui.timing]
 
@@ -598,6 +603,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_compone
         advance(lang, session, max(1, int(n_steps or 1)))
         return {ui.session: session, **render_step(ui, lang, session)}
 
+    on_reset, on_step, on_step_n = (gated(f, jobs) for f in (on_reset, on_step, on_step_n))
     base = [lang_state, ui.session, model_component, hub_component, *spec]
     ui.reset.click(on_reset, base, step_out, api_name="grammar_reset", concurrency_id="model")
     ui.step.click(on_step, base, step_out, api_name="grammar_step", concurrency_id="model")
@@ -619,6 +625,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_compone
         summary, body = compare_html(lang, r)
         return {ui.cmp_last: r, ui.cmp_summary: summary, ui.cmp_view: body}
 
+    on_compare = gated(on_compare, jobs)  # one model job per tab at a time
     ui.cmp_run.click(on_compare, [lang_state, model_component, hub_component, ui.kind, ui.preset, ui.text, ui.prompt,
                                   ui.chat, ui.temperature, ui.seed, ui.cmp_n, ui.cmp_tokens],
                      [ui.cmp_last, ui.cmp_summary, ui.cmp_view], api_name="grammar_compare", concurrency_id="model")
@@ -633,6 +640,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_compone
         summary, without, with_h = healing_views(lang, d)
         return {ui.heal_last: d, ui.heal_summary: summary, ui.heal_without: without, ui.heal_with: with_h}
 
+    on_heal = gated(on_heal, jobs)
     ui.heal_run.click(on_heal, [lang_state, model_component, hub_component, ui.prompt, ui.chat, ui.heal_prefix],
                       [ui.heal_last, ui.heal_summary, ui.heal_without, ui.heal_with], api_name="grammar_heal",
                       concurrency_id="model")

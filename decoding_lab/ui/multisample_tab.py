@@ -2,9 +2,13 @@
 pass@k against temperature, the best temperature for each k, a temperature x truncation heatmap,
 every cell as a table, the command that made the file, and CSV / JSON downloads.
 
-Nothing here runs a model: the tab opens on the shipped file. The figure builders
+The sweep part runs no model: the tab opens on the shipped file. The figure builders
 (``passk_figure``, ``best_figure``, ``heatmap_figure``, ``cells_table``) take the loaded sweep dict
-and are usable on their own. Per-session view choices live in one ``gr.State`` (``ui.view``)."""
+and are usable on their own. Per-session view choices live in one ``gr.State`` (``ui.view``).
+
+Below the sweep: the calibrated-temperature result fitted on the same sweep (``ctd_view``, read from
+the shipped CTD file) and a live verifier-tilted run on the default model (``tilt_view``, whose last
+runs live in a second ``gr.State``)."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import plotly.graph_objects as go
 
 from decoding_lab.multisample import sweep
 from decoding_lab.stages import SettingsError
+from decoding_lab.ui import ctd_view, tilt_view
 from decoding_lab.ui.i18n import norm_lang
 
 KS = (1, 2, 4, 8, 16)
@@ -36,7 +41,7 @@ S = {
                  "(unbiased estimate, error bars = standard error across problems). Look for the lesson: the "
                  "temperature that is best for pass@1 is low, the best one for pass@k rises with k, because "
                  "low-temperature samples are near-copies.\n\n"
-                 "Nothing here runs a model. To make your own sweep file, run on the command line "
+                 "The sweep was computed beforehand. To make your own sweep file, run on the command line "
                  "(it takes hours on a small CPU; a stopped run is resumed by running the same command again):\n\n"
                  "```\n{cli}\n```",
         "file": "Sweep result file", "trunc": "Truncation (pass@k curve)", "k": "k (heatmap and table)",
@@ -65,7 +70,7 @@ S = {
         "intro": "**每个问题多次采样。** 预先计算的扫描里，每个格子都对一个可自动判分任务的每个问题采样了 *n* 次。"
                  "pass@k 是 k 个样本中至少有一个正确的概率（无偏估计，误差棒 = 跨问题的标准误）。要看的结论："
                  "对 pass@1 最好的温度较低，而对 pass@k 最好的温度随 k 升高，因为低温下的样本几乎是彼此的副本。\n\n"
-                 "本页不运行模型。要生成自己的扫描文件，请在命令行运行（在小 CPU 上需要数小时；"
+                 "这份扫描是预先算好的。要生成自己的扫描文件，请在命令行运行（在小 CPU 上需要数小时；"
                  "中途停止后再运行同一命令即可续跑）：\n\n```\n{cli}\n```",
         "file": "扫描结果文件", "trunc": "截断方式（pass@k 曲线）", "k": "k（热力图与表格）", "metric": "热力图指标",
         "status": "**{model}** 在 *{task}* 上 — {total} 个格子中完成 {done} 个{partial}；n = {n} 个样本 × {problems} 个问题，"
@@ -203,22 +208,35 @@ def best_text(result: dict[str, Any], lang: str = "en") -> str:
     return s(lang, "rises" if tk > t1 else "flat", t1=t1, tk=tk, kmax=kmax)
 
 
+def row_label(cell: dict[str, Any]) -> str:
+    """A heatmap row: the truncation, and the penalty when the cell has one ("none · rep")."""
+    pen = cell.get("penalty", "none")
+    return cell["truncation"] if pen == "none" else f"{cell['truncation']} · {pen}"
+
+
+def heatmap_rows(result: dict[str, Any]) -> list[str]:
+    """Truncations in the config's order, then every truncation · penalty combination run."""
+    rows = truncations(result)
+    return rows + [r for r in dict.fromkeys(row_label(c) for c in result["cells"]) if r not in rows]
+
+
 def heatmap_matrix(result: dict[str, Any], metric: str = "pass_at_k", k: int = 1
                    ) -> tuple[list[str], list[float], list[list[float | None]]]:
-    """Rows = truncations, columns = temperatures; None where no cell was run. The greedy cell
-    (T = 0) stands for every truncation (truncation never removes the argmax)."""
+    """Rows = truncations (and truncation · penalty where a penalty axis was swept), columns =
+    temperatures; None where no cell was run. The greedy cell (T = 0) without a penalty stands for
+    every truncation without a penalty (truncation never removes the argmax)."""
     if metric not in METRICS:
         raise SettingsError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
     if metric == "pass_at_k" and not 1 <= k <= n_samples(result):
         raise SettingsError(f"k must lie in 1..{n_samples(result)}, got {k}")
-    rows, cols = truncations(result), temperatures(result)
+    rows, cols = heatmap_rows(result), temperatures(result)
+    plain = set(truncations(result))
     z: list[list[float | None]] = [[None] * len(cols) for _ in rows]
     for c in result["cells"]:
-        if c.get("penalty", "none") != "none":
-            continue
         j = cols.index(float(c["temperature"]))
-        for i, t in enumerate(rows):
-            if t == c["truncation"] or c["temperature"] == 0:
+        greedy_plain = c["temperature"] == 0 and c.get("penalty", "none") == "none"
+        for i, r in enumerate(rows):
+            if r == row_label(c) or (greedy_plain and r in plain):
                 z[i][j] = metric_value(c, metric, k)[0]
     return rows, cols, z
 
@@ -299,9 +317,11 @@ def content(lang: str, view: dict[str, Any] | None) -> dict[str, Any]:
     csv_path, json_path = export(path, table)
     return {"status": status_text(result, lang), "passk": passk_figure(result, lang, trunc),
             "best": best_figure(result, lang), "best_text": best_text(result, lang),
-            "heatmap": heatmap_figure(result, lang, metric, k), "table": table,
+            "heatmap": heatmap_figure(result, lang, metric, k),
+            "table": table.round(4),  # on screen 4 decimals; the CSV download keeps every digit
             "command": result.get("command") or "", "csv": csv_path, "json": json_path,
-            "k": k, "k_choices": ks, "trunc": trunc, "trunc_choices": truncs, "file": view["file"], "view": view}
+            "k": k, "k_choices": ks, "trunc": trunc, "trunc_choices": truncs, "file": view["file"], "view": view,
+            "ctd": ctd_view.content(path, result, lang)}
 
 
 def build(lang: str = "en") -> SimpleNamespace:
@@ -331,6 +351,8 @@ def build(lang: str = "en") -> SimpleNamespace:
         ui.csv = gr.File(c.get("csv"), label=s(lang, "csv"), elem_id="ms-csv", interactive=False)
         ui.json = gr.File(c.get("json"), label=s(lang, "json"), elem_id="ms-json", interactive=False)
     ui.view = gr.State(c["view"])
+    ui.ctd = ctd_view.build(c.get("ctd") or ctd_view.content(None, None, lang), lang)
+    ui.tilt = tilt_view.build(lang)
     return ui
 
 
@@ -340,7 +362,7 @@ def render(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None, labels: 
     L = (lambda key: {"label": s(lang, key)}) if labels else (lambda key: {})
     if "passk" not in c:
         return {ui.status: c["status"], ui.view: c["view"]}
-    return {ui.status: c["status"], ui.passk: c["passk"], ui.best: c["best"], ui.best_text: c["best_text"],
+    return {**ctd_view.updates(ui.ctd, c["ctd"], lang), ui.status: c["status"], ui.passk: c["passk"], ui.best: c["best"], ui.best_text: c["best_text"],
             ui.heatmap: c["heatmap"], ui.table: gr.update(value=c["table"], **L("table")),
             ui.command: gr.update(value=c["command"], **L("command")),
             ui.csv: gr.update(value=c["csv"], **L("csv")), ui.json: gr.update(value=c["json"], **L("json")),
@@ -351,10 +373,10 @@ def render(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None, labels: 
 
 def _outputs(ui: SimpleNamespace) -> list[Any]:
     return [ui.status, ui.passk, ui.best, ui.best_text, ui.heatmap, ui.table, ui.command, ui.csv, ui.json,
-            ui.k, ui.trunc, ui.file, ui.view]
+            ui.k, ui.trunc, ui.file, ui.view, *ctd_view.outputs(ui.ctd)]
 
 
-def wire(ui: SimpleNamespace, lang_state: Any) -> None:
+def wire(ui: SimpleNamespace, lang_state: Any, jobs: Any = None) -> None:
     def on_show(lang, file, k, metric, trunc):
         try:
             if file not in file_names():
@@ -368,10 +390,11 @@ def wire(ui: SimpleNamespace, lang_state: Any) -> None:
     for i, comp in enumerate((ui.k, ui.metric, ui.trunc)):
         comp.input(on_show, inputs, _outputs(ui), api_name=f"multisample_{('k', 'metric', 'truncation')[i]}",
                    api_visibility="private")
+    tilt_view.wire(ui.tilt, lang_state, jobs)
 
 
-def rerender(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None = None) -> dict:
-    """Relabel everything and redraw the figures in ``lang`` for the session's ``view``."""
+def rerender(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None = None, tilt_last: dict | None = None) -> dict:
+    """Relabel everything and redraw the figures in ``lang`` for the session's ``view`` and last tilted runs."""
     try:
         out = render(ui, lang, view, labels=True)
     except SettingsError as e:       # a file that vanished must not break the language switch
@@ -385,13 +408,17 @@ def rerender(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None = None)
                                                                               choices=_metric_choices(lang))})
     for comp in (ui.status, ui.passk, ui.best, ui.best_text, ui.heatmap):
         out.setdefault(comp, None if comp in (ui.passk, ui.best, ui.heatmap) else "")
+    for comp in ctd_view.outputs(ui.ctd):
+        out.setdefault(comp, gr.update(label=ctd_view.s(lang, "table")) if comp is ui.ctd.table else None)
+    out.update(tilt_view.rerender(ui.tilt, lang, tilt_last))
     return out
 
 
-def mount(lang: str, lang_state: Any, ex: Any = None) -> SimpleNamespace:
-    """Build and wire the tab inside the current ``gr.Tab``; ``ex`` is not needed (no model)."""
+def mount(lang: str, lang_state: Any, ex: Any = None, jobs: Any = None) -> SimpleNamespace:
+    """Build and wire the tab inside the current ``gr.Tab``; ``ex`` is not needed (the tilt demo always
+    runs on the bundled default model); ``jobs`` bounds the model jobs one browser tab runs at once."""
     ui = build(lang)
-    wire(ui, lang_state)
+    wire(ui, lang_state, jobs)
     views = list(rerender(ui, lang, None))
-    return SimpleNamespace(ui=ui, states=[ui.view], views=views,
-                           rerender=lambda lang, view=None: rerender(ui, lang, view))
+    return SimpleNamespace(ui=ui, states=[ui.view, ui.tilt.last], views=views,
+                           rerender=lambda lang, view=None, tilt_last=None: rerender(ui, lang, view, tilt_last))

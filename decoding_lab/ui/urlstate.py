@@ -9,6 +9,7 @@ validated when the user steps).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 from urllib.parse import urlencode
 
@@ -41,6 +42,15 @@ def encode(model: str, prompt: str, chat: str, values: Mapping[str, Any], top_n:
     return urlencode(q)
 
 
+def _finite(text: Any) -> float | None:
+    """A finite number from a URL value, else None (a shared link may say ``T=nan`` or ``n=1e999``)."""
+    try:
+        num = float(text)
+    except (TypeError, ValueError):
+        return None
+    return num if math.isfinite(num) else None
+
+
 def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     """Query parameters -> ({control key: value}, [notes about skipped values]).
 
@@ -57,16 +67,17 @@ def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     for key, short in URL_KEYS.items():
         if short not in params:
             continue
-        try:
-            num = float(params[short])
-            out[key] = int(num) if key in INTS and num.is_integer() else num
-        except ValueError:
+        num = _finite(params[short])
+        if num is None:
             notes.append(f"{short}={params[short]!r} is not a number; kept the default")
+        else:
+            out[key] = int(num) if key in INTS and num.is_integer() else num
     if params.get("n"):
-        try:
-            out["top_n"] = int(float(params["n"]))
-        except ValueError:
+        n = _finite(params["n"])
+        if n is None:
             notes.append(f"n={params['n']!r} is not a number")
+        else:
+            out["top_n"] = int(n)
     order = (params.get("order") or "").strip()
     if order:
         if order.lower() in PRESET_ORDERS:

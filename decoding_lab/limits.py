@@ -1,0 +1,166 @@
+"""How much work one request may ask for, and which models may load: read from the environment.
+
+A public Space has many visitors on a few CPU cores. Every entry point that does model work
+(the stepper, the three strategies, the temperature-0 paths, sweeps) checks its arguments
+against these limits and raises a ``SettingsError`` that names the value, the limit and the
+variable that sets it. The app reads the serving limits (queue, session time-to-live) once
+when it starts.
+
+| variable | default | what it bounds |
+|---|---|---|
+| ``DECODING_LAB_MAX_PROMPT_TOKENS`` | 2048 | prompt length in tokens (and 16 characters a token before tokenising) |
+| ``DECODING_LAB_MAX_NEW_TOKENS`` | 1024 | new tokens in one run or one stepper session |
+| ``DECODING_LAB_MAX_BEAMS`` | 16 | ``num_beams`` of beam search |
+| ``DECODING_LAB_MAX_SAMPLES`` | 64 | ``n`` samples drawn in one batch |
+| ``DECODING_LAB_MAX_SWEEP_SAMPLES`` | 20000 | generations in one sweep (cells x problems x n) |
+| ``DECODING_LAB_CONCURRENCY`` | 2 | model jobs running at once in the app (all visitors) |
+| ``DECODING_LAB_QUEUE_SIZE`` | 64 | jobs waiting in the app's queue; more are refused |
+| ``DECODING_LAB_SESSION_JOBS`` | 1 | model jobs one browser tab may run at once |
+| ``DECODING_LAB_SESSION_TTL`` | 1800 | seconds a tab's work (a stepper and its KV cache, a run) outlives |
+|                              |      | its last change |
+| ``DECODING_LAB_MAX_SESSIONS`` | 200 | tabs gradio keeps any state for (a few MB each, even idle: |
+|                               |     | the last value of every component); the least recently used go first |
+| ``DECODING_LAB_PUBLIC`` | off | public deployment: Hub ids only from the allow-list, no model-written code |
+| ``DECODING_LAB_ALLOWED_MODELS`` | empty | comma-separated Hub ids allowed in public mode (``*``: any) |
+
+Memory grows with rows x tokens: n samples (or beams) each keep a KV cache as long as the
+prompt plus the new tokens. The defaults keep the app's own controls far below the product
+of the maxima (its widest run is 16 grammar samples of at most 256 tokens).
+
+    >>> lim = Limits.from_env({"DECODING_LAB_MAX_BEAMS": "4"})
+    >>> lim.max_beams, lim.max_new_tokens
+    (4, 1024)
+    >>> check_beams(8, lim)
+    Traceback (most recent call last):
+    ...
+    decoding_lab.stages.base.SettingsError: num_beams must be between 1 and 4 (DECODING_LAB_MAX_BEAMS), got 8
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from decoding_lab.stages import SettingsError
+
+PREFIX = "DECODING_LAB_"
+PUBLIC_ENV = "DECODING_LAB_PUBLIC"
+ALLOWED_ENV = "DECODING_LAB_ALLOWED_MODELS"
+CHARS_PER_TOKEN = 16  # a cheap length check before tokenising: no real token is longer on average
+
+
+class LimitsError(SettingsError):
+    """An environment variable holds a value that is not a valid limit (the message names it)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One frozen set of limits; ``Limits.from_env()`` reads the variables in the table above."""
+
+    max_prompt_tokens: int = 2048
+    max_new_tokens: int = 1024
+    max_beams: int = 16
+    max_samples: int = 64
+    max_sweep_samples: int = 20_000
+    concurrency: int = 2
+    queue_size: int = 64
+    session_jobs: int = 1
+    session_ttl: float = 1800.0
+    max_sessions: int = 200
+    public: bool = False
+    allowed_models: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Limits":
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(PREFIX + f.name.upper(), "").strip()
+            if f.name == "public":
+                values["public"] = raw.lower() in ("1", "true", "yes", "on")
+            elif f.name == "allowed_models":
+                values["allowed_models"] = tuple(m.strip() for m in raw.split(",") if m.strip())
+            elif raw:
+                values[f.name] = _parse(PREFIX + f.name.upper(), raw, float if f.name == "session_ttl" else int)
+        return cls(**values)
+
+    def model_allowed(self, hub_id: str) -> str | None:
+        """The allow-list's own spelling of ``hub_id`` if it may load, else None. Outside public
+        mode every id may load. Case is ignored, and the list's spelling is returned, so
+        ``qwen/x`` and ``Qwen/X`` share one copy in memory instead of loading twice."""
+        if not self.public or "*" in self.allowed_models:
+            return hub_id
+        return next((m for m in self.allowed_models if m.lower() == hub_id.lower()), None)
+
+
+def _parse(name: str, raw: str, kind: type) -> int | float:
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise LimitsError(f"{name} must be a {'number' if kind is float else 'whole number'}, got {raw!r}") from None
+    if not math.isfinite(value) or value < 1:
+        raise LimitsError(f"{name} must be at least 1, got {raw!r}")
+    return value
+
+
+def current() -> Limits:
+    """The limits now (the environment is read on every call: a handful of lookups)."""
+    return Limits.from_env()
+
+
+def public_mode() -> bool:
+    """True when ``DECODING_LAB_PUBLIC`` is set to a true value."""
+    return current().public
+
+
+# ----------------------------------------------------------------------------- checks
+def check_count(name: str, value: Any, hi: int, env: str | None = None, lo: int = 1) -> int:
+    """A whole number in [lo, hi]; the message names the setting, the bad value and, for a
+    deployment limit, the variable that sets it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingsError(f"{name} must be a whole number, got {value!r}")
+    if not lo <= value <= hi:
+        where = f" ({env})" if env else ""
+        raise SettingsError(f"{name} must be between {lo} and {hi}{where}, got {value}")
+    return value
+
+
+def check_new_tokens(value: Any, limits: Limits | None = None, name: str = "max_new_tokens") -> int:
+    lim = limits or current()
+    return check_count(name, value, lim.max_new_tokens, PREFIX + "MAX_NEW_TOKENS")
+
+
+def check_beams(value: Any, limits: Limits | None = None) -> int:
+    lim = limits or current()
+    return check_count("num_beams", value, lim.max_beams, PREFIX + "MAX_BEAMS")
+
+
+def check_samples(value: Any, limits: Limits | None = None) -> int:
+    lim = limits or current()
+    return check_count("number of samples n", value, lim.max_samples, PREFIX + "MAX_SAMPLES")
+
+
+def check_prompt_tokens(n_tokens: int, limits: Limits | None = None) -> None:
+    lim = limits or current()
+    if n_tokens > lim.max_prompt_tokens:
+        raise SettingsError(f"the prompt has {n_tokens} tokens; the limit here is {lim.max_prompt_tokens} "
+                            f"({PREFIX}MAX_PROMPT_TOKENS)")
+
+
+def check_prompt_text(text: str, limits: Limits | None = None) -> None:
+    """Refuse a huge text before the tokenizer spends time on it."""
+    lim = limits or current()
+    cap = lim.max_prompt_tokens * CHARS_PER_TOKEN
+    if len(text) > cap:
+        raise SettingsError(f"the prompt has {len(text)} characters; the limit here is {cap} "
+                            f"({PREFIX}MAX_PROMPT_TOKENS = {lim.max_prompt_tokens} tokens)")
+
+
+def check_sweep_samples(total: int, limits: Limits | None = None) -> None:
+    lim = limits or current()
+    if total > lim.max_sweep_samples:
+        raise SettingsError(f"this sweep would draw {total} samples; the limit here is {lim.max_sweep_samples} "
+                            f"({PREFIX}MAX_SWEEP_SAMPLES): fewer problems, samples or grid cells")

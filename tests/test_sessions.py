@@ -1,0 +1,117 @@
+"""Per-tab bounds in the app (``decoding_lab.ui.sessions``): idle state expires and is freed,
+and one tab runs one model job at a time without slowing the other tabs."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import time
+import weakref
+
+import gradio as gr
+import pytest
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+
+from conftest_app import explorer_args, running_app
+from decoding_lab.ui.sessions import EXPIRED, SessionJobs, gated
+from decoding_lab.ui.state import ExplorerSession
+
+TTL = 3  # seconds, for this module's server only
+
+STEP_OUT = ["dist", "funnel", "entropy", "numbers", "gen", "table", "candidates", "branches", "status", "share"]
+
+
+# ----------------------------------------------------------------------------- no server
+def test_session_jobs_refuse_one_over_the_limit():
+    jobs = SessionJobs(limit=1)
+    with jobs.slot("tab-a"):
+        with pytest.raises(gr.Error, match="busy"):
+            with jobs.slot("tab-a"):
+                pass
+        with jobs.slot("tab-b"):  # another tab is not affected
+            assert jobs.running() == 2
+    assert jobs.running() == 0 and not jobs._running  # a tab is forgotten when its jobs end
+    with jobs.slot(None):  # no session (no browser, no client): not counted
+        assert jobs.running() == 0
+
+
+def test_gated_adds_a_request_parameter_the_api_does_not_show():
+    def handler(lang: str, x: int) -> int:
+        return x + 1
+
+    def streamer(lang: str, n: int):
+        yield from range(n)
+
+    jobs = SessionJobs(limit=1)
+    g = gated(handler, jobs)
+    params = inspect.signature(g).parameters
+    assert list(params) == ["lang", "x", "request"] and params["request"].annotation is gr.Request
+    request = type("Req", (), {"session_hash": "tab-a"})()
+    assert g("en", 1, request) == 2
+    s = gated(streamer, jobs)
+    assert inspect.isgeneratorfunction(s)
+    it = s("en", 3, request)
+    assert next(it) == 0 and jobs.running() == 1
+    it.close()  # Stop closes the stream: the slot is free again
+    assert jobs.running() == 0
+
+
+# ----------------------------------------------------------------------------- a live server
+@pytest.fixture(scope="module")
+def app():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DECODING_LAB_SESSION_TTL", str(TTL))
+        with running_app() as (demo, url):
+            yield demo, url
+
+
+def step(client: Client, **kw) -> dict:
+    return dict(zip(STEP_OUT, client.predict(**explorer_args(**kw), api_name="/explorer_step")))
+
+
+@pytest.mark.real
+def test_idle_session_state_is_dropped_and_freed(app):
+    demo, url = app
+    client = Client(url, verbose=False)
+    step(client)
+    assert len(step(client)["table"]["data"]) == 2
+    held = demo.state_holder.session_data[client.session_hash].state_data  # gradio's store, read only
+    session = next(v for v in held.values() if isinstance(v, ExplorerSession))
+    stepper, cache = weakref.ref(session.stepper), weakref.ref(session.stepper._cache)
+    del session, held
+    before = EXPIRED.count
+    deadline = time.monotonic() + TTL + 15
+    while (EXPIRED.count == before or stepper() is not None) and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.25)
+    assert EXPIRED.count > before, "gradio never called the state's delete_callback"
+    assert stepper() is None and cache() is None, "the expired stepper (and its KV cache) is still alive"
+    # The tab goes on: its next action starts afresh, as after Reset.
+    assert len(step(client)["table"]["data"]) == 1
+
+
+@pytest.mark.real
+def test_one_tab_runs_one_model_job_at_a_time(app):
+    _, url = app
+    client = Client(url, verbose=False)
+    job = client.submit(**explorer_args(prompt="Tell me a very long story about a lighthouse."),
+                        api_name="/explorer_play")
+    deadline = time.monotonic() + 60
+    while not job.outputs() and time.monotonic() < deadline:  # playing: the job holds its slot
+        time.sleep(0.1)
+    assert job.outputs() and not job.done()
+    with pytest.raises(AppError, match="busy"):  # a second job of the same tab, e.g. from a second click
+        client.predict(prompt="Say hi.", ncols=2, max_new_tokens=4, api_name="/compare_run")
+    other = Client(url, verbose=False)  # another tab is served meanwhile
+    assert len(step(other)["table"]["data"]) == 1
+    job.cancel()  # Stop: the stream is closed and its slot released
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            rows = step(client)["table"]["data"]
+            break
+        except AppError as e:
+            assert "busy" in str(e) and time.monotonic() < deadline, e
+            time.sleep(0.2)
+    assert len(rows) >= 2  # the played steps are still there, and one more
