@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from typing import Iterator
+from pathlib import Path
+from typing import Any, Iterator
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -49,3 +50,18 @@ def explorer_args(**overrides: object) -> dict[str, object]:
     args["temperature"] = 0.0
     args.update(overrides)
     return args
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Debian chromium through playwright; skips the calling test when either is missing."""
+    import pytest
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian chromium: apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

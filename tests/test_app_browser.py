@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import CHROMIUM, CHROMIUM_ARGS, running_app
+from conftest_app import CHROMIUM, chromium, running_app
 
 pytestmark = pytest.mark.browser
 
@@ -33,11 +33,8 @@ def app_url():
 
 @pytest.fixture(scope="module")
 def browser(app_url):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

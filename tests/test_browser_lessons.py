@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from conftest_app import CHROMIUM, CHROMIUM_ARGS, running_app
+from conftest_app import chromium, running_app
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
@@ -16,17 +15,12 @@ LESSONS = load_lessons()
 
 @pytest.fixture(scope="module")
 def page():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs Debian chromium: apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with running_app() as (_, url), sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium() as browser, running_app() as (_, url):
         pg = browser.new_page(viewport={"width": 1440, "height": 1000})
         pg.set_default_timeout(180_000)
         pg.goto(url, wait_until="domcontentloaded")
         pg.wait_for_selector("#step-btn")
         yield pg
-        browser.close()
 
 
 def selected_tab(page) -> str:

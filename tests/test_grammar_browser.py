@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import CHROMIUM, CHROMIUM_ARGS, running_app
+from conftest_app import chromium, running_app
 
 pytestmark = pytest.mark.browser
 
@@ -22,12 +22,8 @@ SPANS = "document.querySelectorAll('#grammar-generated span[title]').length"
 
 @pytest.fixture(scope="module")
 def page():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs Debian chromium: apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with running_app() as (_, url), sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium() as browser, running_app() as (_, url):
         pg = browser.new_page(viewport={"width": 1440, "height": 1100})
         pg.set_default_timeout(180_000)
         pg.goto(url, wait_until="domcontentloaded")
@@ -35,7 +31,6 @@ def page():
         pg.click("#tab-grammar-button")
         pg.wait_for_selector("#grammar-step-n-btn")
         yield pg
-        browser.close()
 
 
 def set_number(page, elem_id: str, value: float) -> None:

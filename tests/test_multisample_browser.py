@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import CHROMIUM, CHROMIUM_ARGS, running_app
+from conftest_app import CHROMIUM, chromium, running_app
 from decoding_lab.multisample import ctd_report, sweep
 
 pytestmark = pytest.mark.browser
@@ -39,11 +39,8 @@ def app_url():
 
 @pytest.fixture(scope="module")
 def browser(app_url):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
