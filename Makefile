@@ -33,7 +33,7 @@ test: setup models browser
 
 # Unit tests only: no real models, no browser.
 test-fast: setup
-	$(PY) -m pytest -q -m "not real and not browser"
+	$(PY) -m pytest -q -m "not real and not browser" tests
 
 bench: setup models
 	$(PY) -m decoding_lab bench --json

@@ -18,12 +18,12 @@ import time
 
 import torch
 
-from decoding_lab.stages import History, SettingsError, Stage, StageRecord, make_record
+from decoding_lab.errors import DeadEndError, SettingsError
+from decoding_lab.stages import History, Stage, StageRecord, make_record
 from decoding_lab.stats import probs
 
-
-class DeadEndError(RuntimeError):
-    """Every token was cut (e.g. a grammar with no allowed continuation). Reported, never sampled through."""
+__all__ = ["DeadEndError", "run_chain", "apply_stages", "check_logits", "select_greedy", "select_sample",
+           "check_token_id"]
 
 
 def run_chain(stages: list[Stage], logits: torch.Tensor, history: History, with_probs: bool = False):
@@ -39,20 +39,11 @@ def run_chain(stages: list[Stage], logits: torch.Tensor, history: History, with_
     p_x = probs(x)
     p_raw = p_x
     for stage in stages:
-        if stage.name == "temperature":
+        if stage.measures_temperature:
             tempered_input = x
-        if type(stage).apply is Stage.apply:  # the common case: record with shared softmaxes
-            t0 = time.perf_counter()
-            out = stage.transform(x.unsqueeze(0), history)[0]
-            seconds = time.perf_counter() - t0
-            p_out = probs(out)
-            rec = make_record(stage.name, stage.params(), x, out, seconds, stage.record_extra(x, out),
-                              p_before=p_x, p_after=p_out)
-        else:  # stages with their own apply (e.g. a grammar matcher)
-            out, rec = stage.apply(x, history)
-            p_out = probs(out)
+        x, rec = stage.apply(x, history, p_before=p_x)   # the record computes softmax(x) once ...
+        p_x = rec.probs_after if rec.probs_after is not None else probs(x)   # ... and the next stage reuses it
         records.append(rec)
-        x, p_x = out, p_out
         check_logits(x, stage.name)
     if with_probs:
         return x, records, tempered_input, p_raw, p_x

@@ -17,10 +17,12 @@ import json
 import sys
 from typing import Any, Sequence
 
+from decoding_lab.errors import UserError
+from decoding_lab.params import PARAMS, parse_bias_text
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 
 
-class CliError(Exception):
+class CliError(UserError):
     """A user error: printed as one line, exit status 2."""
 
 
@@ -35,22 +37,25 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--chat", dest="chat", action="store_true", default=None, help="apply the chat template")
     mode.add_argument("--raw", dest="chat", action="store_false", help="use the prompt as is")
-    p.add_argument("--temperature", type=float, default=1.0, help="0 = greedy (default 1: no scaling)")
-    p.add_argument("--top-k", type=int, default=0, help="0 = off")
-    p.add_argument("--top-p", type=float, default=1.0, help="1 = off")
-    p.add_argument("--min-p", type=float, default=0.0, help="0 = off")
-    p.add_argument("--typical-p", type=float, default=1.0, help="1 = off")
-    p.add_argument("--repetition-penalty", type=float, default=1.0, help="1 = off (multiplicative, CTRL)")
-    p.add_argument("--presence-penalty", type=float, default=0.0, help="0 = off (OpenAI, output tokens)")
-    p.add_argument("--frequency-penalty", type=float, default=0.0, help="0 = off (OpenAI, output tokens)")
-    p.add_argument("--penalize-prompt", action="store_true", help="presence/frequency also count prompt tokens")
-    p.add_argument("--no-repeat-ngram-size", type=int, default=0, help="0 = off")
+    _add_settings(p)
     p.add_argument("--order", default="transformers",
                    help=f"a preset ({', '.join(PRESET_ORDERS)}) or comma-separated stage names")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _add_grammar(p)
+
+
+def _add_settings(p: argparse.ArgumentParser) -> None:
+    """One flag per row of the parameter table (``decoding_lab.params``); defaults are "off"."""
+    for param in PARAMS.values():
+        dest = param.key
+        if param.kind == "bool":
+            p.add_argument(param.cli_flag, dest=dest, action="store_true", help=param.help)
+        elif param.kind == "bias":
+            p.add_argument(param.cli_flag, dest=dest, default="", metavar="ID:BIAS,…", help=param.help)
+        else:
+            p.add_argument(param.cli_flag, dest=dest, type=int if param.integer else float, default=param.default,
+                           help=param.help)
 
 
 def _add_grammar(p: argparse.ArgumentParser) -> None:
@@ -99,11 +104,9 @@ def _add_extra_commands(sub: Any) -> None:
 
 # ---------------------------------------------------------------------------- helpers
 def settings_from_args(a: argparse.Namespace) -> SamplingSettings:
-    return SamplingSettings(
-        temperature=a.temperature, top_k=a.top_k, top_p=a.top_p, min_p=a.min_p, typical_p=a.typical_p,
-        repetition_penalty=a.repetition_penalty, presence_penalty=a.presence_penalty,
-        frequency_penalty=a.frequency_penalty, no_repeat_ngram_size=a.no_repeat_ngram_size,
-        penalty_include_prompt=a.penalize_prompt, order=a.order, seed=a.seed)
+    values = {k: getattr(a, k) for k in PARAMS}
+    values["logit_bias"] = parse_bias_text(values["logit_bias"])
+    return SamplingSettings(**values, order=a.order)
 
 
 def _model(a: argparse.Namespace) -> Any:
@@ -233,14 +236,13 @@ def _quiet_libraries() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from decoding_lab.errors import USER_ERRORS
     _quiet_libraries()
     try:
         args = build_parser().parse_args(argv)
         handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
         handler(args)
         return 0
-    except (CliError, *USER_ERRORS) as e:
+    except UserError as e:
         print(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

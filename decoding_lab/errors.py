@@ -1,26 +1,33 @@
-"""The exceptions that mean "the user asked for something we cannot do", gathered in
-one place so every entry point (CLI, app, API) can turn them into a clear message."""
+"""The exceptions that mean "the user asked for something we cannot do".
+
+Every one of them derives from ``UserError``, so an entry point (CLI, app, API) catches
+``UserError`` and shows its message as one clear line; anything else is a bug and keeps
+its traceback. This module is a leaf: it imports nothing from the package, so every
+layer can raise these. The specific classes live beside the code that raises them
+(``ModelError`` in ``models``, ``GrammarError`` in ``grammar``) and subclass ``UserError``.
+
+    >>> issubclass(SettingsError, UserError) and issubclass(SettingsError, ValueError)
+    True
+"""
 
 from __future__ import annotations
 
-from decoding_lab.chain import DeadEndError
-from decoding_lab.stages import SettingsError
-from decoding_lab.stepper import SessionError
+
+class UserError(Exception):
+    """Base of every error whose message is meant for the person who asked."""
 
 
-def _optional() -> tuple[type[BaseException], ...]:
-    found: list[type[BaseException]] = []
-    try:
-        from decoding_lab.models import ModelError
-        found.append(ModelError)
-    except ImportError:
-        pass
-    try:
-        from decoding_lab.grammar import GrammarError
-        found.append(GrammarError)
-    except ImportError:
-        pass
-    return tuple(found)
+class SettingsError(UserError, ValueError):
+    """A parameter is out of range. The message names the bad value and is meant for users."""
 
 
-USER_ERRORS: tuple[type[BaseException], ...] = (SettingsError, SessionError, DeadEndError, *_optional())
+class DeadEndError(UserError, RuntimeError):
+    """Every token was cut (e.g. a grammar with no allowed continuation). Reported, never sampled through."""
+
+
+class SessionError(UserError, RuntimeError):
+    """A request this session cannot honour right now (finished, over the limit, bad step index)."""
+
+
+#: Kept for callers that catch a tuple: every user-facing error is a ``UserError``.
+USER_ERRORS: tuple[type[BaseException], ...] = (UserError,)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from decoding_lab.errors import UserError
 from decoding_lab.settings import SamplingSettings
 
 LESSON_DIR = Path(__file__).resolve().parent.parent / "lessons"
@@ -47,7 +48,7 @@ LANGS = ("en", "zh")
 TABS = ("explorer", "compare", "beam", "grammar", "multisample", "determinism")
 
 
-class LessonError(ValueError):
+class LessonError(UserError, ValueError):
     """A lesson file is malformed; the message names the file and the field."""
 
 

@@ -33,7 +33,7 @@ of the maxima (its widest run is 16 grammar samples of at most 256 tokens).
     >>> check_beams(8, lim)
     Traceback (most recent call last):
     ...
-    decoding_lab.stages.base.SettingsError: num_beams must be between 1 and 4 (DECODING_LAB_MAX_BEAMS), got 8
+    decoding_lab.errors.SettingsError: num_beams must be between 1 and 4 (DECODING_LAB_MAX_BEAMS), got 8
 """
 
 from __future__ import annotations

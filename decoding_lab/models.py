@@ -43,6 +43,7 @@ from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from decoding_lab import limits
+from decoding_lab.errors import UserError
 
 log = logging.getLogger(__name__)
 Pair = tuple[PreTrainedModel, PreTrainedTokenizerBase]
@@ -53,7 +54,7 @@ _PROBE_TIMEOUT = 8.0  # seconds for the "is the Hub reachable?" metadata request
 _NO_MEMORY = (torch.OutOfMemoryError, MemoryError)  # never disguised as "bad files"
 
 
-class ModelError(Exception):
+class ModelError(UserError):
     """A clear, one-line, user-facing message (unknown id, hub unreachable, out of memory, bad files)."""
 
 
@@ -111,9 +112,18 @@ class LoadedModel:
     load_seconds: float
     eos_token_ids: tuple[int, ...]
     _n_tokens: int = field(init=False, repr=False)  # len(tokenizer) takes ~1 ms for Gemma's vocab
+    _texts: list[str] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._n_tokens = len(self.tokenizer)
+
+    def token_texts(self) -> list[str]:
+        """Every token's text, decoded once per process and shared read-only (DRY's sequence
+        breakers are matched against it). Rows past the tokenizer's length are empty."""
+        if self._texts is None:
+            texts = self.tokenizer.batch_decode([[i] for i in range(self._n_tokens)])
+            self._texts = texts + [""] * max(0, int(self.vocab_size) - len(texts))
+        return self._texts
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
         """Token ids for a prompt. chat=True wraps it as one user turn plus the assistant header."""

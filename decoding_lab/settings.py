@@ -15,6 +15,13 @@ Presets reproduce what real engines do:
   xtc;temperature``): penalties first, truncation on the T = 1 distribution, temperature
   *last*, so its min-p and top-p never see the temperature.
 
+DRY, XTC and top-n-sigma exist in llama.cpp only: the ``transformers`` and ``vllm`` presets
+refuse them with a message that says so (use the ``llama.cpp`` order or a custom one).
+
+Each knob is declared once, in ``decoding_lab.params``: ``SamplingSettings`` has one field
+per row of that table, and validation is the row's ``check`` (the stage constructors call
+the same check). The stages build themselves from the settings (``Stage.from_settings``).
+
 Temperature 0 means greedy: the temperature stage is left out and the selector takes
 the argmax (other stages still run, so their effect on the argmax stays visible).
 """
@@ -25,13 +32,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from decoding_lab.stages import (STAGE_CLASSES, FrequencyPenalty, LogitBias, MinP, NoRepeatNGram, PresencePenalty,
-                                 RepetitionPenalty, SettingsError, Stage, Temperature, TopK, TopP, TypicalP)
-from decoding_lab.stages.base import check_number
+from decoding_lab.params import PARAMS, parse_bias_text
+from decoding_lab.stages import STAGE_CLASSES, Stage
+from decoding_lab.stages.registry import EXTRA_STAGE_NAMES, STAGE_NAMES
+from decoding_lab.errors import SettingsError
 
-#: Stages that live in their own modules (they need extra inputs: a grammar, a verifier).
-EXTRA_STAGE_NAMES: tuple[str, ...] = ("grammar", "healing", "verifier-tilt")
-STAGE_NAMES: tuple[str, ...] = tuple(STAGE_CLASSES) + EXTRA_STAGE_NAMES
+__all__ = ["SamplingSettings", "PRESET_ORDERS", "PRESET_PENALTY_WINDOW", "ENGINE_ONLY", "STAGE_NAMES",
+           "EXTRA_STAGE_NAMES", "canonical_stage_name", "parse_order", "TRANSFORMERS_SAMPLING_DEFAULTS"]
 
 PRESET_ORDERS: dict[str, tuple[str, ...]] = {
     "transformers": ("logit-bias", "repetition-penalty", "no-repeat-ngram", "presence-penalty",
@@ -39,21 +46,26 @@ PRESET_ORDERS: dict[str, tuple[str, ...]] = {
     "vllm": ("logit-bias", "no-repeat-ngram", "repetition-penalty", "frequency-penalty", "presence-penalty",
              "temperature", "min-p", "top-k", "top-p", "typical-p"),
     "llama.cpp": ("logit-bias", "repetition-penalty", "frequency-penalty", "presence-penalty", "no-repeat-ngram",
-                  "top-k", "typical-p", "top-p", "min-p", "temperature"),
+                  "dry", "top-n-sigma", "top-k", "typical-p", "top-p", "min-p", "xtc", "temperature"),
 }
+
+#: Stages only one engine has: a preset of another engine refuses them by name.
+ENGINE_ONLY: dict[str, str] = {"dry": "llama.cpp", "top-n-sigma": "llama.cpp", "xtc": "llama.cpp"}
 
 #: Default repetition-penalty window per preset (llama.cpp looks at the last 64 tokens).
 PRESET_PENALTY_WINDOW: dict[str, int] = {"transformers": 0, "vllm": 0, "llama.cpp": 64}
+
+_ALIASES = {"topk": "top-k", "topp": "top-p", "minp": "min-p", "typical": "typical-p", "typicalp": "typical-p",
+            "temp": "temperature", "repetition": "repetition-penalty", "presence": "presence-penalty",
+            "frequency": "frequency-penalty", "no-repeat-ngram-size": "no-repeat-ngram", "ngram": "no-repeat-ngram",
+            "bias": "logit-bias", "top-nsigma": "top-n-sigma", "topnsigma": "top-n-sigma", "nsigma": "top-n-sigma",
+            "dynatemp": "temperature", "penalties": "repetition-penalty"}
 
 
 def canonical_stage_name(name: str) -> str:
     """Accept ``top_p``, ``Top-P``, ``topp`` …; raise with the list of known names otherwise."""
     key = name.strip().lower().replace("_", "-")
-    aliases = {"topk": "top-k", "topp": "top-p", "minp": "min-p", "typical": "typical-p", "typicalp": "typical-p",
-               "temp": "temperature", "repetition": "repetition-penalty", "presence": "presence-penalty",
-               "frequency": "frequency-penalty", "no-repeat-ngram-size": "no-repeat-ngram", "ngram": "no-repeat-ngram",
-               "bias": "logit-bias"}
-    key = aliases.get(key, key)
+    key = _ALIASES.get(key, key)
     if key not in STAGE_NAMES:
         raise SettingsError(f"unknown stage {name!r}; known stages: {', '.join(STAGE_NAMES)}")
     return key
@@ -78,62 +90,40 @@ def parse_order(order: str | Iterable[str]) -> tuple[str, ...]:
     return names
 
 
-def _bias_pairs(pairs: Any) -> tuple[tuple[int, float], ...]:
-    """``logit_bias`` as a tuple of (token id, bias) pairs, each token once, each bias in range."""
-    if not isinstance(pairs, (tuple, list)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
-        raise SettingsError(f"logit_bias must be (token id, bias) pairs, got {pairs!r:.80}")
-    ids = [p[0] for p in pairs]
-    twice = [i for i in ids if ids.count(i) > 1]
-    if twice:
-        raise SettingsError(f"logit_bias names token {twice[0]!r} more than once")
-    LogitBias(dict(pairs))  # ids >= 0, biases in [-100, 100]
-    return tuple((p[0], p[1]) for p in pairs)
+def _with_param_fields(cls: type) -> type:
+    """Give ``cls`` one dataclass field per row of the parameter table, before its own fields."""
+    own = dict(cls.__dict__.get("__annotations__", {}))
+    cls.__annotations__ = {**{p.key: Any for p in PARAMS.values()}, **own}
+    for p in PARAMS.values():
+        if p.key not in own:
+            setattr(cls, p.key, p.default)
+    return dataclass(frozen=True)(cls)
 
 
-@dataclass(frozen=True)
+@_with_param_fields
 class SamplingSettings:
     """Everything that decides how one distribution becomes one token.
 
-    Defaults are "off": T = 1, top-k 0, top-p 1, min-p 0, typical-p 1, penalties neutral."""
+    One field per row of ``decoding_lab.params.PARAMS`` (temperature, top_k, top_p, min_p,
+    typical_p, the penalties, DRY, XTC, top-n-sigma, dynamic temperature, logit_bias,
+    seed …), each defaulting to its "off" value, plus the stage ``order``.
 
-    temperature: float = 1.0
-    top_k: int = 0
-    top_p: float = 1.0
-    min_p: float = 0.0
-    typical_p: float = 1.0
-    repetition_penalty: float = 1.0
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    no_repeat_ngram_size: int = 0
-    logit_bias: tuple[tuple[int, float], ...] = ()
-    penalty_include_prompt: bool = False   # presence / frequency: count prompt tokens too
-    repetition_window: int | None = None   # None: the preset's convention
+    >>> s = SamplingSettings(temperature=0.7, top_k=40.0, order="llama.cpp")
+    >>> s.top_k, [st.name for st in s.build_chain()]
+    (40, ['top-k', 'temperature'])
+    """
+
     order: str | tuple[str, ...] = "transformers"
-    seed: int | None = 0
 
     def __post_init__(self) -> None:
-        check_number("temperature", self.temperature, lo=0.0, hi=100.0)
-        # Whole-number settings are stored as int (a JSON 40.0 becomes 40; torch's seed wants an int).
-        object.__setattr__(self, "top_k", check_number("top-k", self.top_k, lo=0, integer=True))
-        check_number("top-p", self.top_p, lo=0.0, hi=1.0, lo_open=True)
-        check_number("min-p", self.min_p, lo=0.0, hi=1.0)
-        check_number("typical-p", self.typical_p, lo=0.0, hi=1.0, lo_open=True)
-        check_number("repetition penalty", self.repetition_penalty, lo=0.0, lo_open=True, hi=100.0)
-        check_number("presence penalty", self.presence_penalty, lo=-2.0, hi=2.0)
-        check_number("frequency penalty", self.frequency_penalty, lo=-2.0, hi=2.0)
-        object.__setattr__(self, "no_repeat_ngram_size",
-                           check_number("no-repeat n-gram size", self.no_repeat_ngram_size, lo=0, integer=True))
-        if self.repetition_window is not None:
-            object.__setattr__(self, "repetition_window",
-                               check_number("repetition window", self.repetition_window, lo=0, integer=True))
-        if self.seed is not None:
-            object.__setattr__(self, "seed", check_number("seed", self.seed, lo=0, hi=2**63 - 1, integer=True))
-        if not isinstance(self.penalty_include_prompt, bool):
-            raise SettingsError(f"penalty_include_prompt must be true or false, got {self.penalty_include_prompt!r}")
-        object.__setattr__(self, "logit_bias", _bias_pairs(self.logit_bias))
-        if isinstance(self.order, list):  # lists become tuples: settings stay hashable and compare equal
-            object.__setattr__(self, "order", tuple(self.order))
-        parse_order(self.order)
+        for p in PARAMS.values():  # whole numbers stored as int (a JSON 40.0 becomes 40)
+            object.__setattr__(self, p.key, p.check(getattr(self, p.key)))
+        # One spelling per order, so equal orders compare equal: a preset by its name, anything
+        # else as the tuple of canonical stage names ("top_p, temp" -> ("top-p", "temperature")).
+        names = parse_order(self.order)
+        preset = self.order.strip().lower() if isinstance(self.order, str) else None
+        object.__setattr__(self, "order", preset if preset in PRESET_ORDERS else names)
+        self.all_stages()  # the stages' constructors check what depends on several knobs
 
     # ------------------------------------------------------------------------------
     @property
@@ -148,11 +138,18 @@ class SamplingSettings:
     def preset(self) -> str | None:
         return self.order.strip().lower() if isinstance(self.order, str) and self.order.strip().lower() in PRESET_ORDERS else None
 
+    @property
+    def penalty_window(self) -> int:
+        """The repetition penalty's window: the setting, else the preset's convention."""
+        if self.repetition_window >= 0:
+            return self.repetition_window
+        return PRESET_PENALTY_WINDOW.get(self.preset or "", 0)
+
     def replace(self, **changes: Any) -> "SamplingSettings":
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["logit_bias"] = {str(k): v for k, v in self.logit_bias}
         d["order"] = self.order if isinstance(self.order, str) else list(self.order)
         return d
@@ -164,42 +161,34 @@ class SamplingSettings:
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         d = dict(d)
+        if "repetition_window" in d and d["repetition_window"] is None:  # older exports: null = the preset's rule
+            d["repetition_window"] = -1
         if "logit_bias" in d:
             lb = d["logit_bias"]
-            items = lb.items() if isinstance(lb, dict) else lb
-            try:
-                d["logit_bias"] = tuple((int(k), float(v)) for k, v in items)
-            except (TypeError, ValueError) as e:
-                raise SettingsError(f"logit_bias must map token ids to numbers ({e})") from None
+            if isinstance(lb, str):
+                d["logit_bias"] = parse_bias_text(lb)
+            else:
+                items = lb.items() if isinstance(lb, dict) else lb
+                try:
+                    d["logit_bias"] = tuple((int(k), float(v)) for k, v in items)
+                except (TypeError, ValueError) as e:
+                    raise SettingsError(f"logit_bias must map token ids to numbers ({e})") from None
         if isinstance(d.get("order"), list):
             d["order"] = tuple(d["order"])
         return SamplingSettings(**d)
 
     # ------------------------------------------------------------------------------
     def all_stages(self) -> dict[str, Stage]:
-        """Every stage built from these settings, active or not, by name."""
-        window = self.repetition_window
-        if window is None:
-            window = PRESET_PENALTY_WINDOW.get(self.preset or "", 0)
-        stages: dict[str, Stage] = {
-            "top-k": TopK(self.top_k),
-            "top-p": TopP(self.top_p),
-            "min-p": MinP(self.min_p),
-            "typical-p": TypicalP(self.typical_p),
-            "repetition-penalty": RepetitionPenalty(self.repetition_penalty, include_prompt=True, last_n=window),
-            "presence-penalty": PresencePenalty(self.presence_penalty, self.penalty_include_prompt),
-            "frequency-penalty": FrequencyPenalty(self.frequency_penalty, self.penalty_include_prompt),
-            "no-repeat-ngram": NoRepeatNGram(self.no_repeat_ngram_size),
-            "logit-bias": LogitBias(dict(self.logit_bias)),
-        }
-        if not self.greedy:
-            stages["temperature"] = Temperature(self.temperature)
-        return stages
+        """Every stage built from these settings, active or not, by name (no temperature
+        stage at T = 0: greedy is the selector's job)."""
+        stages = {name: cls.from_settings(self) for name, cls in STAGE_CLASSES.items()}
+        return {name: st for name, st in stages.items() if st is not None}
 
-    def build_chain(self, extra: dict[str, Stage] | None = None) -> list[Stage]:
+    def build_chain(self, extra: dict[str, Stage] | None = None, lm: Any = None) -> list[Stage]:
         """The active stages in order. ``extra`` adds stages built elsewhere (e.g. a grammar
         mask); an extra stage missing from the order goes first (a constraint should see
-        the model's own distribution unless the user places it elsewhere)."""
+        the model's own distribution unless the user places it elsewhere). With ``lm`` the
+        stages that need to know the vocabulary (DRY) learn it."""
         stages = self.all_stages()
         stages.update(extra or {})
         order = list(self.order_names)
@@ -208,9 +197,18 @@ class SamplingSettings:
                 order.insert(0, name)
         active = {n: s for n, s in stages.items() if s.is_active()}
         missing = [n for n in active if n not in order]
+        if missing and self.preset and all(n in ENGINE_ONLY for n in missing):
+            engines = sorted({ENGINE_ONLY[n] for n in missing})
+            raise SettingsError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in {self.preset}'s "
+                                f"sampler; only {', '.join(engines)} has {'it' if len(missing) == 1 else 'them'}: "
+                                f"choose the {engines[0]} order or a custom order")
         if missing:
             raise SettingsError(f"stage(s) {', '.join(missing)} are on but missing from the order {','.join(order)}")
-        return [active[n] for n in order if n in active]
+        chain = [active[n] for n in order if n in active]
+        if lm is not None:
+            for stage in chain:
+                stage.bind_model(lm)
+        return chain
 
 
 TRANSFORMERS_SAMPLING_DEFAULTS = SamplingSettings(top_k=50)

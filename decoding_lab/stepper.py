@@ -26,10 +26,7 @@ from decoding_lab.forward import crop_cache, forward, new_cache
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
 from decoding_lab.trace import StepTrace, TokenRow
-
-
-class SessionError(RuntimeError):
-    """A request this session cannot honour right now (finished, over the limit, bad step index)."""
+from decoding_lab.errors import SessionError  # noqa: F401  (re-exported: callers import it from here)
 
 
 def check_prompt_ids(lm: Any, prompt_ids: Any) -> list[int]:
@@ -129,7 +126,7 @@ class Stepper:
         return self.lm.decode(self.prompt_ids)
 
     def build_chain(self) -> list[Stage]:
-        return self.settings.build_chain(self.extra_stages)
+        return self.settings.build_chain(self.extra_stages, lm=self.lm)
 
     def set_settings(self, settings: SamplingSettings) -> None:
         """New settings apply from the next step on; earlier traces keep what they recorded."""
@@ -190,7 +187,7 @@ class Stepper:
         trace.timings = {"forward": forward_before, "chain": t_chain - t_start, "select": t_select - t_chain,
                          "stats": t_stats - t_select, "next_forward": self._last_forward if not trace.finished else 0.0}
         for rec in trace.stages:
-            rec.removed = None  # the per-token masks were only needed to label the top rows
+            rec.drop_tensors()  # the per-token masks were only needed to label the top rows
         return trace
 
     def steps(self, n: int) -> list[StepTrace]:

@@ -57,6 +57,17 @@ class StepTrace:
     timings: dict[str, float] = field(default_factory=dict)
     entropy_curve: list[tuple[float, float]] = field(default_factory=list)
 
+    def record(self, kind: type | str) -> StageRecord | None:
+        """The record of the first stage of ``kind`` (a Stage class or its name), or None.
+
+        >>> from decoding_lab.stages import TopK
+        >>> trace = StepTrace.__new__(StepTrace); trace.stages = []
+        >>> trace.record(TopK) is None
+        True
+        """
+        name = kind if isinstance(kind, str) else getattr(kind, "name", "")
+        return next((r for r in self.stages if r.name == name), None)
+
     def to_json(self, with_curve: bool = False) -> dict[str, Any]:
         d = {
             "step": self.step,

@@ -180,7 +180,8 @@ def test_compare_runs_side_by_side(client):
     assert len(plot(entropy)["data"]) == 2
     files = files_of(client.predict(api_name="/compare_export"))
     assert sorted(f.rsplit(".", 1)[-1] for f in files) == ["csv", "json"]
-    sent = client.predict("sample", 0.9, 0, 0.9, 0.0, 1.0, "vllm", 3, 4, 1.0, api_name="/compare_send_1")
+    sent = client.predict(strategy="sample", temperature=0.9, top_k=0, top_p=0.9, min_p=0.0, repetition_penalty=1.0,
+                          order="vllm", seed=3, num_beams=4, length_penalty=1.0, api_name="/compare_send_1")
     assert sent[0] == 0.9 and "vllm" in sent
 
 

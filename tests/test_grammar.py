@@ -20,6 +20,8 @@ from decoding_lab.chain import DeadEndError
 from decoding_lab.grammar import (PRESETS, GrammarError, GrammarMask, GrammarTokenizer,
                                   build_constraint, choices, gbnf, heal_prompt, json_schema, lark, preset, regex,
                                   validate_output)
+from decoding_lab.grammar.healing import HealingExtra
+from decoding_lab.grammar.stage import ForbiddenChoice, ForcedToken, GrammarExtra, mask_seconds_per_token
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError
 from decoding_lab.stepper import Stepper
@@ -150,7 +152,9 @@ def test_mask_allows_exactly_the_grammar(tiny_vocab):
     assert allowed_strs(g) == {"y", "yes", "n", "no", "a", "ab"}
     out, rec = g.apply(torch.zeros(96), History.empty())
     assert rec.name == "grammar" and rec.kept == 6 and rec.removed_count == 90
-    assert rec.extra["allowed"] == 6 and not rec.extra["forced"] and rec.extra["mask_seconds"] >= 0
+    assert isinstance(rec.extra, GrammarExtra)
+    assert rec.extra.allowed == 6 and not rec.extra.forced and rec.extra.mask_seconds >= 0
+    assert rec.extra.forced_token is None
     z = torch.randn(96)
     z_before = z.clone()
     g.apply(z, History.empty())
@@ -174,7 +178,7 @@ def test_eos_only_when_complete(tiny_vocab):
     g.accept(TID["2"])
     assert g.allowed_ids() == [EOS] and g.is_finished() and g.status() == "finished"
     _, rec = g.apply(torch.zeros(96), History.empty())
-    assert rec.extra["forced"] and rec.extra["forced_token"]["id"] == EOS
+    assert rec.extra.forced and rec.extra.forced_token.id == EOS
     g.accept(EOS)  # the grammar had already stopped: EOS is recorded, not consumed
     g.rollback(2)
     assert g.allowed_ids() == sorted([EOS] + [TID[c] for c in "0123456789"])
@@ -186,11 +190,38 @@ def test_forced_step_and_preferred_forbidden(tiny_vocab):
     z = torch.zeros(96)
     z[TID["x"]] = 10.0  # the model loves "x"
     out, rec = g.apply(z, History.empty())
-    assert rec.extra["forced"] and rec.extra["forced_token"]["token"] == ":"
-    pf = rec.extra["preferred_forbidden"]
-    assert pf["id"] == TID["x"] and pf["token"] == "x" and pf["p"] > 0.99
-    assert rec.removed_mass == pytest.approx(pf["p"] + (1 - pf["p"]) * 94 / 95, rel=1e-6)
+    assert rec.extra.forced and rec.extra.forced_token == ForcedToken(TID[":"], ":")
+    pf = rec.extra.preferred_forbidden
+    assert isinstance(pf, ForbiddenChoice)
+    assert pf.id == TID["x"] and pf.token == "x" and pf.p > 0.99
+    assert rec.removed_mass == pytest.approx(pf.p + (1 - pf.p) * 94 / 95, rel=1e-6)
     json.dumps(rec.to_json())
+
+
+def test_grammar_extra_to_json_is_plain_json(tiny_vocab):
+    """The typed extra goes into the record's JSON as plain data, with the dataclass's field names."""
+    g = GrammarMask(regex("ab:"), tokenizer=tiny_vocab)
+    g.accept(TID["ab"])
+    z = torch.zeros(96)
+    z[TID["x"]] = 10.0
+    _, rec = g.apply(z, History.empty())
+    extra = rec.to_json()["extra"]
+    assert json.loads(json.dumps(extra)) == extra            # plain JSON, nothing lost on the way
+    assert set(extra) == {"allowed", "forced", "mask_seconds", "mask_cpu_seconds", "accepting",
+                          "preferred_forbidden", "forced_token"}
+    assert extra["allowed"] == rec.extra.allowed == 1 and extra["forced"] is True
+    assert extra["accepting"] is rec.extra.accepting is False
+    assert extra["mask_seconds"] == rec.extra.mask_seconds and extra["mask_cpu_seconds"] == rec.extra.mask_cpu_seconds
+    assert extra["forced_token"] == {"id": TID[":"], "token": ":"}
+    assert extra["preferred_forbidden"] == {"id": TID["x"], "token": "x", "p": rec.extra.preferred_forbidden.p}
+    # an unforced step, whose favourite was allowed: both nested fields are null
+    g2 = GrammarMask(choices(["yes", "no"]), tokenizer=tiny_vocab)
+    z2 = torch.zeros(96)
+    z2[TID["yes"]] = 5.0
+    _, rec2 = g2.apply(z2, History.empty())
+    extra2 = json.loads(json.dumps(rec2.to_json()))["extra"]
+    assert extra2["forced_token"] is None and extra2["preferred_forbidden"] is None and not extra2["forced"]
+    assert mask_seconds_per_token([rec, rec2]) == [rec.extra.mask_seconds, rec2.extra.mask_seconds]
 
 
 def test_refused_token_leaves_state_intact(tiny_vocab):
@@ -349,11 +380,12 @@ def test_healing_mask_on_tiny_vocab(tiny_vocab):
     h.stage.accept(TID['":'])
     assert h.stage.allowed_ids() == [TID[" "], TID[' "']]
     out, rec = h.stage.apply(torch.zeros(96), History.empty())
-    assert rec.name == "healing" and rec.extra["remaining"] == " " and rec.kept == 2
+    assert rec.name == "healing" and isinstance(rec.extra, HealingExtra)
+    assert rec.extra.remaining == " " and rec.kept == 2 and rec.extra.allowed == 2 and not rec.extra.done
     h.stage.accept(TID[' "'])
     assert h.stage.done()
     out, rec = h.stage.apply(torch.zeros(96), History.empty())
-    assert torch.isfinite(out).all() and rec.extra["done"]
+    assert torch.isfinite(out).all() and rec.extra.done and rec.extra.remaining == ""
     h.stage.rollback(2)
     assert not h.stage.done() and len(h.stage.allowed_ids()) == 3
     with pytest.raises(SettingsError, match="token healing"):

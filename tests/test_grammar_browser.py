@@ -67,7 +67,7 @@ def test_steps_match_the_core(page, smollm):
     traces = core.steps(12)
     records = [next(r for r in tr.stages if r.name == "grammar") for tr in traces]
     assert shown["x"] == list(range(12))
-    assert shown["allowed"] == [r.extra["allowed"] for r in records]
+    assert shown["allowed"] == [r.extra.allowed for r in records]
     assert shown["removed"] == pytest.approx([r.removed_mass for r in records], abs=1e-6)
     assert shown["allowed"][0] < smollm.vocab_size / 100  # a JSON object must open with `{` (and whitespace)
     text = page.inner_text("#grammar-generated")

@@ -54,12 +54,12 @@ def test_stepper_on_real_model(smollm):
         s.step()
     assert s.finished and validate_output(smollm.decode(s.tokens[:-1]), constraint)
     recs = [t.stages[0] for t in s.traces]
-    assert all(r.name == "grammar" and r.extra["mask_seconds"] < 0.5 for r in recs)
-    assert recs[0].extra["forced"]                     # '{"' is the only way to start {"answer": …
-    assert any(r.extra["preferred_forbidden"] for r in recs)  # the model wanted something else at least once
+    assert all(r.name == "grammar" and r.extra.mask_seconds < 0.5 for r in recs)
+    assert recs[0].extra.forced                        # '{"' is the only way to start {"answer": …
+    assert any(r.extra.preferred_forbidden is not None for r in recs)  # the model wanted something else at least once
     allowed_at_3 = None
     for t in s.traces[3:4]:
-        allowed_at_3 = t.stages[0].extra["allowed"]
+        allowed_at_3 = t.stages[0].extra.allowed
     s.rewind(5)
     s.rewind(3)
     assert mask._main.tokens == s.tokens and len(mask.allowed_ids()) == allowed_at_3

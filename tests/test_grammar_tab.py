@@ -89,7 +89,7 @@ def test_step_with_json_preset_shows_the_core_records(client, smollm):
                                extra_stages={"grammar": GrammarMask(preset("json-person"), smollm)})
     traces = core.steps(5)
     want = [next(s for s in tr.stages if s.name == "grammar") for tr in traces]
-    assert allowed == [w.extra["allowed"] for w in want]
+    assert allowed == [w.extra.allowed for w in want]
     assert fig["data"][-1]["y"] == pytest.approx([w.removed_mass for w in want], abs=1e-9)
     assert fig["layout"]["yaxis"]["type"] == "log"
     assert "grammar compile" in r["timing"] and "mask, this step" in r["timing"]

@@ -231,8 +231,8 @@ def _format_right(smollm, gemma):
     g0 = next(r for r in t0.stages if r.name == "grammar")
     g1 = next(r for r in t1.stages if r.name == "grammar")
     assert t0.chosen_token == "A" and g0.removed_mass == pytest.approx(0.56, abs=0.02)
-    assert g1.extra["forced"] and g1.extra["preferred_forbidden"]["token"] == ")"
-    assert g1.extra["preferred_forbidden"]["p"] == pytest.approx(0.74, abs=0.02)
+    assert g1.extra.forced and g1.extra.preferred_forbidden.token == ")"
+    assert g1.extra.preferred_forbidden.p == pytest.approx(0.74, abs=0.02)
     free = Stepper.from_prompt(smollm, p["prompt"], True, SamplingSettings(temperature=0.0))
     free.steps(12)
     assert free.text().startswith("A) Paris")

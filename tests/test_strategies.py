@@ -325,3 +325,33 @@ def test_sampling_at_temperature_zero_is_greedy(lm):
 def test_sampling_validation(lm, n):
     with pytest.raises(SettingsError, match="number of samples"):
         sample(lm, PROMPT, n=n, max_new_tokens=3)
+
+
+LLAMA_SAMPLERS = SamplingSettings(temperature=0.9, dynatemp_range=0.4, top_n_sigma=2.0, xtc_probability=0.5,
+                                  xtc_threshold=0.05, dry_multiplier=0.8, dry_allowed_length=1, top_k=40,
+                                  order="llama.cpp", seed=11)
+
+
+def test_llama_cpp_samplers_give_the_same_tokens_in_the_stepper_and_in_batched_sampling(lm):
+    """DRY, XTC, top-n-sigma and dynamic temperature are plain stages: the stepper (one row,
+    records) and ``sample`` (a batch, no records) must pick the same tokens with one seed."""
+    from decoding_lab.stepper import Stepper
+    st = Stepper(lm, PROMPT, LLAMA_SAMPLERS, max_new_tokens=16)
+    stepped = [t.chosen_token_id for t in st.steps(16)]
+    batched = sample(lm, PROMPT, LLAMA_SAMPLERS, n=1, max_new_tokens=16).sequences[0].token_ids
+    assert stepped == batched[: len(stepped)]
+    names = [r.name for r in st.traces[0].stages]
+    assert names == ["dry", "top-n-sigma", "top-k", "xtc", "temperature"]
+    assert any(r.removed_count for t in st.traces for r in t.stages if r.name in ("top-n-sigma", "xtc"))
+
+
+def test_llama_cpp_samplers_in_greedy_and_beam(lm):
+    g = greedy(lm, PROMPT, LLAMA_SAMPLERS.replace(temperature=0.0), max_new_tokens=8)
+    b = beam_search(lm, PROMPT, LLAMA_SAMPLERS.replace(temperature=0.0), num_beams=2, max_new_tokens=8)
+    assert len(g.best.token_ids) > 0 and len(b.best.token_ids) > 0
+    plain = greedy(lm, PROMPT, SamplingSettings(temperature=0.0), max_new_tokens=8)
+    dry = greedy(lm, PROMPT, SamplingSettings(temperature=0.0, dry_multiplier=5.0, dry_allowed_length=1,
+                                              order="llama.cpp"), max_new_tokens=8)
+    # DRY at strength 5 must change a greedy path that repeats itself, and only then
+    repeats = len(set(plain.best.token_ids)) < len(plain.best.token_ids)
+    assert (dry.best.token_ids != plain.best.token_ids) == repeats

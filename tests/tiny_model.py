@@ -29,6 +29,9 @@ class TinyLM:
     def token_str(self, token_id: int) -> str:
         return f"<{token_id}>"
 
+    def token_texts(self) -> list[str]:
+        return [self.token_str(i) for i in range(self.vocab_size)]
+
 
 def make_tiny_lm(vocab_size: int = 96, seed: int = 0, eos: tuple[int, ...] = (1,)) -> TinyLM:
     torch.manual_seed(seed)

@@ -35,8 +35,10 @@ from typing import Any, Sequence
 import llguidance
 from llguidance.gbnf_to_lark import any_to_lark
 
+from decoding_lab.errors import UserError
 
-class GrammarError(ValueError):
+
+class GrammarError(UserError, ValueError):
     """A grammar, regex or schema the engine cannot use. The message is one line, for users."""
 
 

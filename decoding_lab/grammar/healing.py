@@ -22,15 +22,25 @@ the stage is pass-through once the removed text has been written again.
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from decoding_lab.grammar.stage import ForbiddenChoice
 from decoding_lab.grammar.vocab import GrammarTokenizer
-from decoding_lab.stages.base import History, SettingsError, Stage, make_record
+from decoding_lab.stages.base import History, SettingsError, Stage
 from decoding_lab.stats import probs
+
+
+@dataclass(frozen=True)
+class HealingExtra:
+    """What a ``HealingMask`` record adds (``StageRecord.extra``)."""
+
+    remaining: str                  # removed prompt text still to be written again ('' once done)
+    done: bool                      # pass-through: the removed text has been written again
+    allowed: int                    # tokens consistent with ``remaining`` (every live token once done)
+    preferred_forbidden: ForbiddenChoice | None = None   # the model's favourite, when healing forbade it
 
 
 class HealingMask(Stage):
@@ -95,22 +105,20 @@ class HealingMask(Stage):
             [self._main] * logits.shape[0]
         return self._apply_rows(rows, logits)
 
-    def apply(self, logits: torch.Tensor, history: History) -> tuple[torch.Tensor, Any]:
-        t0 = time.perf_counter()
-        out = self._apply_rows([self._main], logits.unsqueeze(0))[0]
-        seconds = time.perf_counter() - t0
-        return out, make_record(self.name, self.params(), logits, out, seconds, self.record_extra(logits, out))
+    def transform_one(self, logits: torch.Tensor, history: History) -> torch.Tensor:
+        """One row (the stepper): the stepper's own state, never a batch row."""
+        return self._apply_rows([self._main], logits.unsqueeze(0))[0]
 
-    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> dict[str, Any]:
+    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> HealingExtra:
         remaining = self._main[-1]
         m = self._mask(remaining)
         top = int(before.argmax())
-        extra: dict[str, Any] = {"remaining": remaining.decode("utf-8", "replace"), "done": m is None,
-                                 "allowed": int(m.sum()) if m is not None else int((before > float("-inf")).sum()),
-                                 "preferred_forbidden": None}
-        if m is not None and not bool(m[top]):
-            extra["preferred_forbidden"] = {"id": top, "token": self.vocab.token_str(top), "p": float(probs(before)[top])}
-        return extra
+        preferred = None
+        if m is not None and (top >= m.numel() or not bool(m[top])):
+            preferred = ForbiddenChoice(top, self.vocab.token_str(top), float(probs(before)[top]))
+        return HealingExtra(remaining=remaining.decode("utf-8", "replace"), done=m is None,
+                            allowed=int(m.sum()) if m is not None else int((before > float("-inf")).sum()),
+                            preferred_forbidden=preferred)
 
     def _apply_rows(self, rows: list[list[bytes]], logits: torch.Tensor) -> torch.Tensor:
         out = logits.clone()

@@ -15,13 +15,17 @@ Worked example (a hand-made vocabulary; the grammar is "one of yes / no")::
     ['y', 'yes', 'no', 'n']
     >>> g.accept(2); g.is_accepting()                                    # "yes" is a complete text
     True
-    >>> out, rec = g.apply(z, History.empty()); rec.extra["forced"]      # only <eos> is left
+    >>> out, rec = g.apply(z, History.empty()); rec.extra.forced         # only <eos> is left
     True
+    >>> rec.extra.forced_token
+    ForcedToken(id=0, token='<eos>')
 
-What the record adds (``record.extra``): ``allowed`` (tokens the grammar allows),
-``forced`` (exactly one), ``mask_seconds`` (engine time for this mask), ``accepting``
-(may stop here), and ``preferred_forbidden`` — the model's own favourite token when the
-grammar forbade it, with its probability: the price the constraint made the model pay.
+What the record adds (``record.extra``, a ``GrammarExtra``): ``allowed`` (tokens the
+grammar allows), ``forced`` (exactly one) and ``forced_token`` (which), ``mask_seconds`` /
+``mask_cpu_seconds`` (engine wall and CPU time for this mask), ``accepting`` (may stop
+here), and ``preferred_forbidden`` — the model's own favourite token when the grammar
+forbade it, with its probability (a ``ForbiddenChoice``): the price the constraint made
+the model pay.
 
 State. The grammar is the only stage whose answer depends on what was *chosen*, so it
 keeps a matcher per row. The one-row stepper calls ``apply`` → ``accept(token)`` and
@@ -46,8 +50,38 @@ from decoding_lab.chain import DeadEndError
 from decoding_lab.grammar.constraints import (Constraint, GrammarError, _is_dead_end, _limits, _one_line, _short,
                                               choices)  # noqa: F401  (choices: used by the docstring example)
 from decoding_lab.grammar.vocab import GrammarTokenizer
-from decoding_lab.stages.base import History, SettingsError, Stage, make_record
+from decoding_lab.stages.base import History, SettingsError, Stage
 from decoding_lab.stats import probs
+
+
+@dataclass(frozen=True)
+class ForbiddenChoice:
+    """The model's favourite token at a step where a mask forbade it, and the probability it had."""
+
+    id: int
+    token: str
+    p: float
+
+
+@dataclass(frozen=True)
+class ForcedToken:
+    """The one token a mask allowed (a forced step)."""
+
+    id: int
+    token: str
+
+
+@dataclass(frozen=True)
+class GrammarExtra:
+    """What a ``GrammarMask`` record adds (``StageRecord.extra``)."""
+
+    allowed: int                                  # tokens the grammar allows at this step
+    forced: bool                                  # exactly one allowed
+    mask_seconds: float                           # engine wall time to compute this mask
+    mask_cpu_seconds: float                       # CPU time of this thread for it
+    accepting: bool                               # the text so far is complete: generation may stop here
+    preferred_forbidden: ForbiddenChoice | None = None   # the model's favourite, when the grammar forbade it
+    forced_token: ForcedToken | None = None       # the only allowed token, on a forced step
 
 
 @dataclass
@@ -104,12 +138,9 @@ class GrammarMask(Stage):
     def params(self) -> dict[str, Any]:
         return {"kind": self.constraint.kind, "grammar": self.constraint.label()}
 
-    def apply(self, logits: torch.Tensor, history: History) -> tuple[torch.Tensor, Any]:
+    def transform_one(self, logits: torch.Tensor, history: History) -> torch.Tensor:
         """One row (the stepper): always the stepper's own state, never a batch row."""
-        t0 = time.perf_counter()
-        out = self._masked([self._main], logits.unsqueeze(0))[0]
-        seconds = time.perf_counter() - t0
-        return out, make_record(self.name, self.params(), logits, out, seconds, self.record_extra(logits, out))
+        return self._masked([self._main], logits.unsqueeze(0))[0]
 
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
         """``[batch, vocab]``: the rows of the running batch (``start``/``advance``), or the
@@ -124,21 +155,21 @@ class GrammarMask(Stage):
                                 "call start(n) before a batched generation")
         return self._masked(rows, logits)
 
-    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> dict[str, Any]:
+    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> GrammarExtra:
         row = self._main
         mask = self._row_mask(row)
         allowed = int(mask.sum())
         top = int(before.argmax())
-        extra: dict[str, Any] = {"allowed": allowed, "forced": allowed == 1, "mask_seconds": row.mask_seconds,
-                                 "mask_cpu_seconds": row.mask_cpu_seconds, "accepting": self.is_accepting(),
-                                 "preferred_forbidden": None}
+        forced_token = None
         if allowed == 1:
             only = int(mask.nonzero()[0, 0])
-            extra["forced_token"] = {"id": only, "token": self.vocab.token_str(only)}
+            forced_token = ForcedToken(only, self.vocab.token_str(only))
+        preferred = None
         if top >= mask.numel() or not bool(mask[top]):
-            extra["preferred_forbidden"] = {"id": top, "token": self.vocab.token_str(top),
-                                            "p": float(probs(before)[top])}
-        return extra
+            preferred = ForbiddenChoice(top, self.vocab.token_str(top), float(probs(before)[top]))
+        return GrammarExtra(allowed=allowed, forced=allowed == 1, mask_seconds=row.mask_seconds,
+                            mask_cpu_seconds=row.mask_cpu_seconds, accepting=self.is_accepting(),
+                            preferred_forbidden=preferred, forced_token=forced_token)
 
     # ------------------------------------------------------------------ the one-row stepper
     def allows(self, token_id: int) -> bool:
@@ -330,5 +361,4 @@ class GrammarMask(Stage):
 
 def mask_seconds_per_token(records: list[Any]) -> list[float]:
     """The ``mask_seconds`` of each grammar record in a list of StageRecords (for plots)."""
-    return [r.extra["mask_seconds"] for r in records if getattr(r, "name", "") == "grammar" and r.extra]
-
+    return [r.extra.mask_seconds for r in records if isinstance(getattr(r, "extra", None), GrammarExtra)]

@@ -31,6 +31,9 @@ Worked example (V favours token 2)::
     >>> z = torch.tensor([[2.0, 1.0, 0.0]])
     >>> VerifierTilt(V, eta=3.0, temperature=0.5, top_m=3).transform(z, History.empty()).tolist()
     [[4.0, 2.0, 6.0]]
+    >>> _, rec = VerifierTilt(V, eta=3.0, top_m=3).apply(z[0], History.empty())
+    >>> rec.extra.potential                  # the record keeps what was scored (a ``TiltExtra``)
+    ScoredCandidates(candidates=(0, 1, 2), V=(0.0, 0.0, 1.0))
 
 In a chain the stage goes before temperature (``SamplingSettings.build_chain`` puts an
 extra stage missing from the order first), so leave its own ``temperature`` at 1 and
@@ -44,6 +47,7 @@ from (prefix + candidate), scored by a task verifier. It costs one batched rollo
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
@@ -53,6 +57,21 @@ from decoding_lab.stages.base import History, SettingsError, Stage, check_number
 #: ``potential(ids, prompt_len, candidate_ids) -> V per candidate``; ``ids`` is the prompt
 #: followed by the tokens generated so far (one row).
 Potential = Callable[[list[int], int, list[int]], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class ScoredCandidates:
+    """The candidates a ``VerifierTilt`` scored at one step (the top m by z) and their V, in that order."""
+
+    candidates: tuple[int, ...]
+    V: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class TiltExtra:
+    """What a ``VerifierTilt`` record adds (``StageRecord.extra``); no extra when V was not computed (eta 0)."""
+
+    potential: ScoredCandidates
 
 
 class VerifierTilt(Stage):
@@ -69,7 +88,7 @@ class VerifierTilt(Stage):
         if outside not in ("min", "cut") and not isinstance(outside, (int, float)):
             raise SettingsError(f"outside must be 'min', 'cut' or a number, got {outside!r}")
         self.outside = outside
-        self.last: dict[str, Any] = {}     # candidates and V of the last row scored (for records)
+        self.last: ScoredCandidates | None = None     # the last row scored (for records)
 
     def params(self) -> dict[str, Any]:
         return {"eta": self.eta, "T": self.temperature, "top_m": self.top_m, "outside": self.outside}
@@ -95,7 +114,7 @@ class VerifierTilt(Stage):
         v = torch.full_like(z, fill)
         if cands:
             v[torch.tensor(cands)] = torch.tensor(values, dtype=z.dtype)
-        self.last = {"candidates": cands, "V": values}
+        self.last = ScoredCandidates(tuple(cands), tuple(values))
         return self.eta * v
 
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
@@ -110,8 +129,8 @@ class VerifierTilt(Stage):
             rows.append(torch.where(torch.isnan(row), torch.full_like(row, -math.inf), row))   # -inf + inf
         return torch.stack(rows) / self.temperature
 
-    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> dict[str, Any]:
-        return {"potential": self.last} if self.last else {}
+    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> TiltExtra | None:
+        return TiltExtra(self.last) if self.last is not None else None
 
 
 class RolloutPotential:

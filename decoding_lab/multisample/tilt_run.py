@@ -22,7 +22,7 @@ logit gap, and T -> 0 turns the largest tilted logit into a certainty.
     >>> TiltConfig(eta=-1.0)
     Traceback (most recent call last):
     ...
-    decoding_lab.stages.base.SettingsError: eta must be >= 0, got -1
+    decoding_lab.errors.SettingsError: eta must be >= 0, got -1
 
 Cost: every step runs one batched greedy rollout (``top_m`` rows, up to ``rollout_tokens``
 forward passes), on top of the one forward a plain step needs. ``python -m decoding_lab
@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator
 
 from decoding_lab.multisample.tasks import Problem, Task
-from decoding_lab.multisample.tilt import RolloutPotential, VerifierTilt
+from decoding_lab.multisample.tilt import RolloutPotential, TiltExtra, VerifierTilt
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages.base import check_number
 
@@ -155,9 +155,10 @@ def iter_tilted(lm: Any, task: Task, problem: Problem, config: TiltConfig, chat:
         prefix = tuple(stepper.prompt_ids + stepper.tokens)
         trace = stepper.step()
         rows = {r.token_id: r for r in trace.top}
-        pot = next((r.extra.get("potential") for r in trace.stages if r.name == "verifier-tilt"), None)
-        ids = pot["candidates"] if pot else [r.token_id for r in trace.top[:config.top_m]]
-        values = pot["V"] if pot else [None] * len(ids)
+        rec = trace.record(VerifierTilt)
+        pot = rec.extra.potential if rec is not None and isinstance(rec.extra, TiltExtra) else None
+        ids = list(pot.candidates) if pot is not None else [r.token_id for r in trace.top[:config.top_m]]
+        values = list(pot.V) if pot is not None else [None] * len(ids)
         cands = []
         for tid, v in zip(ids, values):
             r = rows[tid]

@@ -21,6 +21,7 @@ Worked example::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from abc import abstractmethod
@@ -30,11 +31,11 @@ from typing import Any, ClassVar
 import torch
 from transformers import LogitsProcessor
 
+from decoding_lab.errors import SettingsError
+from decoding_lab.params import check_number
 from decoding_lab.stats import entropy_of_probs, probs
 
-
-class SettingsError(ValueError):
-    """A parameter is out of range. The message names the bad value and is meant for users."""
+__all__ = ["History", "StageRecord", "make_record", "Stage", "SettingsError", "check_number"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,11 @@ class StageRecord:
 
     ``removed`` is a bool mask over the whole vocabulary (tokens this stage turned to
     -inf). It is large (one byte per vocabulary entry), so traces drop it once the views
-    that need it are built; it never goes into JSON."""
+    that need it are built; it never goes into JSON.
+
+    ``extra`` is what only this kind of stage knows, as a small frozen dataclass of its own
+    (the grammar mask's ``GrammarExtra``: allowed count, forced flag, mask time …), or None.
+    Read it with ``record.extra.allowed``, never by string key; ``to_json`` writes its fields."""
 
     name: str
     params: dict[str, Any]
@@ -77,7 +82,14 @@ class StageRecord:
     shift: float              # total-variation distance between the distributions before and after
     seconds: float
     removed: torch.Tensor | None = field(default=None, repr=False, compare=False)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Any = None
+    #: softmax of the logits after the stage: the next stage's "before" (dropped with ``removed``)
+    probs_after: torch.Tensor | None = field(default=None, repr=False, compare=False)
+
+    def drop_tensors(self) -> None:
+        """Forget the full-vocabulary tensors once the views that need them are built."""
+        self.removed = None
+        self.probs_after = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,12 +101,19 @@ class StageRecord:
             "entropy_after": self.entropy_after,
             "shift": self.shift,
             "seconds": self.seconds,
-            **({"extra": self.extra} if self.extra else {}),
+            **({"extra": extra_json(self.extra)} if self.extra is not None else {}),
         }
 
 
+def extra_json(extra: Any) -> Any:
+    """A record's typed extra as plain JSON (its dataclass fields, recursively)."""
+    if dataclasses.is_dataclass(extra) and not isinstance(extra, type):
+        return dataclasses.asdict(extra)
+    return extra
+
+
 def make_record(name: str, params: dict, before: torch.Tensor, after: torch.Tensor, seconds: float,
-                extra: dict | None = None, p_before: torch.Tensor | None = None,
+                extra: Any = None, p_before: torch.Tensor | None = None,
                 p_after: torch.Tensor | None = None) -> StageRecord:
     """Compare 1-D logits before and after a stage and describe the difference.
 
@@ -115,14 +134,20 @@ def make_record(name: str, params: dict, before: torch.Tensor, after: torch.Tens
         shift=float(0.5 * (p_before - p_after).abs().sum()),
         seconds=seconds,
         removed=removed,
-        extra=extra or {},
+        extra=extra,
+        probs_after=p_after,
     )
 
 
 class Stage(LogitsProcessor):
-    """Base class. Subclasses set ``name``, validate in ``__init__`` and implement ``transform``."""
+    """Base class. Subclasses set ``name``, validate in ``__init__`` and implement ``transform``.
+
+    A stage built from ``SamplingSettings`` also implements ``from_settings`` (and is listed
+    in ``decoding_lab.stages.STAGE_CLASSES``); its knobs are rows of ``decoding_lab.params``."""
 
     name: ClassVar[str] = "stage"
+    #: True for the stage whose input dH/dT and the H(T) curve are measured on (temperature).
+    measures_temperature: ClassVar[bool] = False
     #: Stages that look at history (penalties, n-gram blocking, grammar) need the prompt length when
     #: they run inside ``model.generate``; set it with ``for_prompt(n)``.
     prompt_len: int = 0
@@ -138,16 +163,34 @@ class Stage(LogitsProcessor):
         """False when the stage's setting leaves every distribution unchanged (e.g. top-k 0)."""
         return True
 
-    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> dict[str, Any]:
-        """Stage-specific additions to the record (e.g. the grammar's forced steps)."""
-        return {}
+    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> Any:
+        """Stage-specific additions to the record, as a small dataclass (e.g. the grammar's
+        ``GrammarExtra``), or None (1-D logits before and after the stage)."""
+        return None
 
-    def apply(self, logits: torch.Tensor, history: History) -> tuple[torch.Tensor, StageRecord]:
-        """Run on one row of 1-D logits and record what happened."""
+    @classmethod
+    def from_settings(cls, settings: Any) -> "Stage | None":
+        """This stage as ``settings`` (a ``SamplingSettings``) asks for it; None when it has no place
+        (temperature 0 is greedy: no temperature stage)."""
+        raise NotImplementedError(f"{cls.__name__} is not built from settings")
+
+    def bind_model(self, lm: Any) -> None:
+        """Learn what the stage needs from the model it will run on (DRY: which tokens are
+        sequence breakers). Most stages need nothing."""
+
+    def transform_one(self, logits: torch.Tensor, history: History) -> torch.Tensor:
+        """1-D logits of the stepper's row. Stateful stages override this to use their own state."""
+        return self.transform(logits.unsqueeze(0), history)[0]
+
+    def apply(self, logits: torch.Tensor, history: History,
+              p_before: torch.Tensor | None = None) -> tuple[torch.Tensor, StageRecord]:
+        """Run on one row of 1-D logits and record what happened. ``p_before`` is the softmax of
+        ``logits`` when the caller has it (a chain computes each distribution once)."""
         t0 = time.perf_counter()
-        out = self.transform(logits.unsqueeze(0), history)[0]
+        out = self.transform_one(logits, history)
         seconds = time.perf_counter() - t0
-        return out, make_record(self.name, self.params(), logits, out, seconds, self.record_extra(logits, out))
+        return out, make_record(self.name, self.params(), logits, out, seconds, self.record_extra(logits, out),
+                                p_before=p_before)
 
     # ---- stateful stages only (grammar) -------------------------------------------------
     # Stateless stages read everything they need from ``History``; a stateful stage keeps
@@ -181,19 +224,3 @@ class Stage(LogitsProcessor):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
-
-
-def check_number(name: str, value: Any, lo: float | None = None, hi: float | None = None,
-                 lo_open: bool = False, hi_open: bool = False, integer: bool = False) -> float:
-    """Validate one parameter and return it; the error message names the bad value."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SettingsError(f"{name} must be a number, got {value!r}")
-    if not math.isfinite(value):  # first: int(inf) and int(nan) would raise their own errors
-        raise SettingsError(f"{name} must be finite, got {value!r}")
-    if integer and int(value) != value:
-        raise SettingsError(f"{name} must be a whole number, got {value!r}")
-    if lo is not None and (value < lo or (lo_open and value == lo)):
-        raise SettingsError(f"{name} must be {'>' if lo_open else '>='} {lo:g}, got {value:g}")
-    if hi is not None and (value > hi or (hi_open and value == hi)):
-        raise SettingsError(f"{name} must be {'<' if hi_open else '<='} {hi:g}, got {value:g}")
-    return int(value) if integer else float(value)

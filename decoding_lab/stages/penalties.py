@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import torch
 
-from decoding_lab.stages.base import History, SettingsError, Stage, check_number
+from typing import Any
+
+from decoding_lab.params import PARAMS
+from decoding_lab.stages.base import History, SettingsError, Stage
 
 
 def _window(history: History, include_prompt: bool, last_n: int = 0) -> torch.Tensor:
@@ -54,9 +57,13 @@ class RepetitionPenalty(Stage):
     name = "repetition-penalty"
 
     def __init__(self, penalty: float, include_prompt: bool = True, last_n: int = 0) -> None:
-        self.penalty = check_number("repetition penalty", penalty, lo=0.0, lo_open=True)
+        self.penalty = PARAMS["repetition_penalty"].check(penalty)
         self.include_prompt = bool(include_prompt)
-        self.last_n = int(check_number("repetition penalty window", last_n, lo=0, integer=True))
+        self.last_n = max(0, PARAMS["repetition_window"].check(last_n))  # -1 (the preset's rule) resolves before here
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "RepetitionPenalty":
+        return cls(s.repetition_penalty, include_prompt=True, last_n=s.penalty_window)
 
     def params(self) -> dict:
         return {"r": self.penalty, "include_prompt": self.include_prompt, "last_n": self.last_n}
@@ -81,8 +88,12 @@ class PresencePenalty(Stage):
     name = "presence-penalty"
 
     def __init__(self, alpha: float, include_prompt: bool = False) -> None:
-        self.alpha = check_number("presence penalty", alpha, lo=-2.0, hi=2.0)
+        self.alpha = PARAMS["presence_penalty"].check(alpha)
         self.include_prompt = bool(include_prompt)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "PresencePenalty":
+        return cls(s.presence_penalty, s.penalty_include_prompt)
 
     def params(self) -> dict:
         return {"alpha": self.alpha, "include_prompt": self.include_prompt}
@@ -106,8 +117,12 @@ class FrequencyPenalty(Stage):
     name = "frequency-penalty"
 
     def __init__(self, beta: float, include_prompt: bool = False) -> None:
-        self.beta = check_number("frequency penalty", beta, lo=-2.0, hi=2.0)
+        self.beta = PARAMS["frequency_penalty"].check(beta)
         self.include_prompt = bool(include_prompt)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "FrequencyPenalty":
+        return cls(s.frequency_penalty, s.penalty_include_prompt)
 
     def params(self) -> dict:
         return {"beta": self.beta, "include_prompt": self.include_prompt}
@@ -132,7 +147,11 @@ class NoRepeatNGram(Stage):
     name = "no-repeat-ngram"
 
     def __init__(self, n: int) -> None:
-        self.n = int(check_number("no-repeat n-gram size", n, lo=0, integer=True))
+        self.n = PARAMS["no_repeat_ngram_size"].check(n)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "NoRepeatNGram":
+        return cls(s.no_repeat_ngram_size)
 
     def params(self) -> dict:
         return {"n": self.n}
@@ -166,11 +185,11 @@ class LogitBias(Stage):
     name = "logit-bias"
 
     def __init__(self, bias: dict[int, float]) -> None:
-        self.bias: dict[int, float] = {}
-        for tok, b in dict(bias).items():
-            if isinstance(tok, bool) or not isinstance(tok, int) or tok < 0:
-                raise SettingsError(f"logit bias keys must be token ids >= 0, got {tok!r}")
-            self.bias[tok] = check_number(f"logit bias for token {tok}", b, lo=-100.0, hi=100.0)
+        self.bias: dict[int, float] = dict(PARAMS["logit_bias"].check(dict(bias)))
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "LogitBias":
+        return cls(dict(s.logit_bias))
 
     def params(self) -> dict:
         return {"bias": {str(k): v for k, v in self.bias.items()}}

@@ -10,29 +10,129 @@ ever reaches zero, which is why truncation stages exist.
     [[4.0, 0.0]]
 
 T = 0 is not a stage: the chain treats it as "pick the argmax" (greedy), as engines do.
+
+Dynamic temperature (llama.cpp's ``temp_ext``, "dynatemp"): with a range ``delta > 0`` the
+temperature is chosen per step from the entropy of the distribution. A confident step
+(low entropy) gets a temperature near ``T - delta``, an unsure one (entropy near the
+maximum, log of the number of candidates) a temperature near ``T + delta``:
+
+    dyn_T = min_T + (max_T - min_T) * (H / H_max) ** exponent,
+    min_T = max(0, T - delta),  max_T = T + delta,  H_max = log(number of candidates).
+
+    >>> _, rec = Temperature(1.0, delta=0.5).apply(torch.zeros(4), History.empty())
+    >>> rec.extra                       # uniform: H = H_max, so the top of the range
+    TemperatureExtra(T_used=1.5)
+    >>> _, rec = Temperature(1.0, delta=0.5).apply(torch.tensor([10.0, 0, 0, 0]), History.empty())
+    >>> round(rec.extra.T_used, 4)   # nearly one-hot: H / H_max = 0.0011, so the bottom
+    0.5011
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-from decoding_lab.stages.base import History, SettingsError, Stage, check_number
+from dataclasses import dataclass
+
+from decoding_lab.params import PARAMS
+from decoding_lab.stages.base import History, SettingsError, Stage
+
+
+@dataclass(frozen=True)
+class TemperatureExtra:
+    """What a dynamic-temperature step records: the temperature it divided by."""
+
+    T_used: float
 
 
 class Temperature(Stage):
-    name = "temperature"
+    """Divide the logits by T; with ``delta > 0``, by a T chosen from the entropy (llama.cpp's
+    ``llama_sampler_temp_ext_apply``).
 
-    def __init__(self, temperature: float) -> None:
-        t = check_number("temperature", temperature, lo=0.0)
+    Dynamic mode follows llama.cpp step by step, with our full-vocabulary convention: its
+    "candidates" are our finite logits, so the entropy is that of the softmax over them and
+    ``H_max = log(count of finite logits)``. With one candidate (or none) nothing is scaled at
+    all (llama.cpp returns early, so not even T applies). When ``dyn_T <= 0`` (possible
+    when ``delta >= T``: then ``min_T = 0``) llama.cpp keeps only the best token, and so do
+    we (the first index on a tie). One place where we cannot copy llama.cpp: a tiny but
+    positive ``dyn_T`` can overflow float32 (``z / dyn_T = inf``), after which llama.cpp's
+    softmax computes inf - inf = NaN; we take the limit T -> 0 instead and keep the best
+    token. ``exponent`` must be > 0 (llama.cpp does not check it; 0 would pin dyn_T to max_T).
+    """
+
+    name = "temperature"
+    measures_temperature = True   # dH/dT and the H(T) curve are measured on this stage's input
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "Temperature | None":
+        if s.greedy:   # T = 0: the selector takes the argmax; there is no scaling stage
+            return None
+        return cls(s.temperature, s.dynatemp_range, s.dynatemp_exponent)
+
+    def __init__(self, temperature: float, delta: float = 0.0, exponent: float = 1.0) -> None:
+        t = PARAMS["temperature"].check(temperature)
         if t == 0:
             raise SettingsError("temperature 0 means greedy decoding; it is not a scaling stage")
         self.temperature = t
+        self.delta = PARAMS["dynatemp_range"].check(delta)
+        self.exponent = PARAMS["dynatemp_exponent"].check(exponent)
+
+    @property
+    def dynamic(self) -> bool:
+        return self.delta > 0.0
 
     def params(self) -> dict:
-        return {"T": self.temperature}
+        if not self.dynamic:
+            return {"T": self.temperature}
+        return {"T": self.temperature, "delta": self.delta, "exponent": self.exponent}
 
     def is_active(self) -> bool:
-        return self.temperature != 1.0
+        return self.temperature != 1.0 or self.dynamic
+
+    def dynamic_temperature(self, logits: torch.Tensor) -> torch.Tensor:
+        """The temperature dynatemp would use for each row of ``[batch, vocab]`` logits (float64,
+        ``[batch]``); NaN for a row with fewer than two candidates (left unscaled)."""
+        alive = logits > float("-inf")
+        count = alive.sum(dim=-1)
+        logp = torch.log_softmax(logits.double(), dim=-1)
+        p = logp.exp()
+        # H over the candidates; llama.cpp skips p == 0 (a candidate can underflow to 0).
+        entropy = -torch.where(p > 0, p * logp, 0.0).sum(dim=-1)
+        max_entropy = torch.log(count.double().clamp(min=2))      # log(size): only rows with >= 2 are used
+        ratio = entropy / max_entropy
+        t_min = max(0.0, self.temperature - self.delta)
+        t_max = self.temperature + self.delta
+        dyn = t_min + (t_max - t_min) * ratio.pow(self.exponent)
+        return torch.where(count > 1, dyn, float("nan"))
+
+    def _dynamic(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Dynamic mode on ``[batch, vocab]``: the new logits and, per row, the temperature used
+        (float64; 1.0 where nothing was scaled, 0.0 where only the best token was kept)."""
+        dyn = self.dynamic_temperature(logits)
+        # llama.cpp computes dyn_T in float and divides float logits by it; so do we.
+        t = dyn.to(logits.dtype).unsqueeze(-1)
+        scaled = logits / torch.where(t > 0, t, 1.0)
+        # T <= 0 (or so small that z / T overflowed): keep the best token only, at its own logit.
+        greedy = (t[:, 0] <= 0) | ~torch.isfinite(scaled.amax(dim=-1))
+        best = logits.argmax(dim=-1, keepdim=True)
+        only_best = torch.full_like(logits, float("-inf")).scatter(-1, best, logits.gather(-1, best))
+        out = torch.where(greedy.unsqueeze(-1), only_best, scaled)
+        # Fewer than two candidates: llama.cpp leaves the row as it is.
+        untouched = torch.isnan(dyn)
+        out = torch.where(untouched.unsqueeze(-1), logits, out)
+        used = torch.where(untouched, 1.0, torch.where(greedy, 0.0, dyn))
+        return out, used
 
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
-        return logits / self.temperature
+        if not self.dynamic:
+            return logits / self.temperature
+        return self._dynamic(logits)[0]
+
+    def record_extra(self, before: torch.Tensor, after: torch.Tensor) -> TemperatureExtra | None:
+        """``T_used``: the temperature this step divided by (1.0 when there was nothing to scale,
+        0.0 when it kept only the best token). For batch row 0 when given a batch."""
+        if not self.dynamic:
+            return None
+        row = before if before.dim() == 1 else before[0]
+        return TemperatureExtra(float(self._dynamic(row.unsqueeze(0))[1][0]))

@@ -1,4 +1,4 @@
-"""Truncation stages: top-k, top-p (nucleus), min-p and typical-p.
+"""Truncation stages: top-k, top-p (nucleus), min-p, typical-p and top-n-sigma.
 
 Each one sets the tokens it cuts to -inf and leaves the rest untouched (the softmax
 that follows renormalises). The arithmetic follows transformers' warpers exactly,
@@ -10,16 +10,22 @@ including how ties are broken, so that parity tests can demand identical kept se
   sum stays <= 1 - p, i.e. it keeps the smallest head whose mass reaches p;
 * min-p keeps tokens with p_i >= min_p * p_max, a threshold relative to the best token;
 * typical-p keeps the tokens whose surprise -log p_i is closest to the entropy H,
-  until their mass reaches p.
+  until their mass reaches p;
+* top-n-sigma (llama.cpp) keeps the tokens whose *logit* is within n standard deviations
+  of the best logit. It has no transformers counterpart; it follows llama.cpp's
+  ``llama_sampler_top_n_sigma_apply`` instead.
 
 All of them keep at least one token.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-from decoding_lab.stages.base import History, Stage, check_number
+from decoding_lab.params import PARAMS
+from decoding_lab.stages.base import History, Stage
 
 
 class TopK(Stage):
@@ -32,7 +38,11 @@ class TopK(Stage):
     name = "top-k"
 
     def __init__(self, k: int) -> None:
-        self.k = int(check_number("top-k", k, lo=0, integer=True))
+        self.k = PARAMS["top_k"].check(k)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "TopK":
+        return cls(s.top_k)
 
     def params(self) -> dict:
         return {"k": self.k}
@@ -60,7 +70,11 @@ class TopP(Stage):
     name = "top-p"
 
     def __init__(self, p: float) -> None:
-        self.p = check_number("top-p", p, lo=0.0, hi=1.0, lo_open=True)
+        self.p = PARAMS["top_p"].check(p)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "TopP":
+        return cls(s.top_p)
 
     def params(self) -> dict:
         return {"p": self.p}
@@ -88,7 +102,11 @@ class MinP(Stage):
     name = "min-p"
 
     def __init__(self, min_p: float) -> None:
-        self.min_p = check_number("min-p", min_p, lo=0.0, hi=1.0)
+        self.min_p = PARAMS["min_p"].check(min_p)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "MinP":
+        return cls(s.min_p)
 
     def params(self) -> dict:
         return {"min_p": self.min_p}
@@ -118,7 +136,11 @@ class TypicalP(Stage):
     name = "typical-p"
 
     def __init__(self, p: float) -> None:
-        self.p = check_number("typical-p", p, lo=0.0, hi=1.0, lo_open=True)
+        self.p = PARAMS["typical_p"].check(p)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "TypicalP":
+        return cls(s.typical_p)
 
     def params(self) -> dict:
         return {"p": self.p}
@@ -140,4 +162,56 @@ class TypicalP(Stage):
         remove_sorted = sorted_gap > sorted_gap.gather(-1, last.view(-1, 1))
         remove_sorted[..., :1] = False
         remove = remove_sorted.scatter(-1, sorted_idx, remove_sorted)
+        return logits.masked_fill(remove, float("-inf"))
+
+
+class TopNSigma(Stage):
+    """Top-n-sigma (Tang et al. 2024, "Top-nσ: Not All Logits Are You Need"; llama.cpp's
+    ``top_n_sigma``): keep the tokens whose logit is at least ``max - n * std``.
+
+    It works on the *logits*, not the probabilities: a model's logits look like a bell of
+    noise plus a few informative outliers at the top, and the std measures the width of the
+    noise. Dividing every logit by a temperature divides max and std alike, so the kept set
+    does not depend on temperature, which is the method's selling point.
+
+    Arithmetic as in llama.cpp's ``llama_sampler_top_n_sigma_apply``: mean and standard
+    deviation are taken over the current candidates only (finite logits; a token an earlier
+    stage set to -inf does not count), and the std is the *population* one (divide by the
+    count, not count - 1). ``n <= 0`` is off (llama.cpp's default is -1); with one candidate
+    there is nothing to do. The best token always survives (its logit is the max).
+
+    >>> z = torch.tensor([[3.0, 2.0, 1.0, 0.0]])    # mean 1.5, std sqrt(1.25) = 1.118
+    >>> TopNSigma(1.0).transform(z, History.empty()).tolist()   # keep z >= 3 - 1.118 = 1.882
+    [[3.0, 2.0, -inf, -inf]]
+    >>> TopNSigma(2.0).transform(z, History.empty()).tolist()   # keep z >= 3 - 2.236 = 0.764
+    [[3.0, 2.0, 1.0, -inf]]
+    """
+
+    name = "top-n-sigma"
+
+    @classmethod
+    def from_settings(cls, s: Any) -> "TopNSigma":
+        return cls(s.top_n_sigma)
+
+    def __init__(self, n: float) -> None:
+        self.n = PARAMS["top_n_sigma"].check(n)
+
+    def params(self) -> dict:
+        return {"n": self.n}
+
+    def is_active(self) -> bool:
+        return self.n > 0.0
+
+    def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
+        if self.n <= 0.0:
+            return logits.clone()
+        # Statistics in float64 over the candidates (finite logits) only; the -inf entries are
+        # replaced by 0 before summing and masked out of the count.
+        alive = logits > float("-inf")
+        z = torch.where(alive, logits.double(), 0.0)
+        count = alive.sum(dim=-1, keepdim=True).clamp(min=1)
+        mean = z.sum(dim=-1, keepdim=True) / count
+        var = torch.where(alive, (z - mean) ** 2, 0.0).sum(dim=-1, keepdim=True) / count  # population variance
+        best = torch.where(alive, z, float("-inf")).amax(dim=-1, keepdim=True)
+        remove = alive & (z < best - self.n * var.sqrt())
         return logits.masked_fill(remove, float("-inf"))

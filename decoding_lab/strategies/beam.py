@@ -126,7 +126,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
     # Temperature divides every score by the same T, which changes no ranking: leave it out
     # (generate(do_sample=False) ignores it as well). Every other stage runs on log-probs.
     settings = check_settings(settings, SamplingSettings(temperature=0.0)).replace(temperature=0.0)
-    stages = settings.build_chain(extra_stages)
+    stages = settings.build_chain(extra_stages, lm=lm)
     eos = eos_set(lm)
     eos_ids = torch.tensor(sorted(eos), dtype=torch.long)
     n_keep = max(2, 1 + len(eos)) * K

@@ -56,7 +56,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_
     prompt = check_prompt(lm, prompt_ids)
     max_new_tokens = check_max_new_tokens(max_new_tokens)
     settings = check_settings(settings, GREEDY_DEFAULT).replace(temperature=0.0)
-    stages = settings.build_chain(extra_stages)
+    stages = settings.build_chain(extra_stages, lm=lm)
     eos = eos_set(lm)
     info = settings_json(lm, settings, max_new_tokens=max_new_tokens)
     t0 = time.perf_counter()

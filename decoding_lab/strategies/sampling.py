@@ -68,7 +68,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: i
     n = limits.check_samples(n)
     max_new_tokens = check_max_new_tokens(max_new_tokens)
     settings = check_settings(settings, SamplingSettings())
-    stages = settings.build_chain(extra_stages)
+    stages = settings.build_chain(extra_stages, lm=lm)
     eos = eos_set(lm)
 
     generator = torch.Generator()

@@ -15,6 +15,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui import plots
@@ -22,11 +23,15 @@ from decoding_lab.ui.explorer import chat_choices, model_names
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.runtime import gpu
 from decoding_lab.ui.sessions import SessionJobs, gated, session_state
-from decoding_lab.ui.state import Labels, as_number, guarded, values_from_settings, with_params
+from decoding_lab.ui.controls import param_control
+from decoding_lab.ui.state import DEFAULTS, Labels, as_number, guarded, values_from_settings, with_params
 
 MAX_COLS = 4
-COL_KEYS = ("strategy", "temperature", "top_k", "top_p", "min_p", "repetition_penalty", "order", "seed",
-            "num_beams", "length_penalty")
+#: Each column's settings: the strategy, every row of the parameter table, the order, the beam knobs.
+SETTING_COL_KEYS: tuple[str, ...] = tuple(PARAMS)
+COL_KEYS = ("strategy", *SETTING_COL_KEYS, "order", "num_beams", "length_penalty")
+#: Only for sampling: greedy and beam search never draw, so these knobs do nothing for them.
+SAMPLE_ONLY = ("temperature", "seed", "dynatemp_range", "dynatemp_exponent", "xtc_probability", "xtc_threshold")
 PRESET_COLS = [  # what the columns start with: the classic three, plus a hot one
     {"strategy": "greedy", "temperature": 0.0},
     {"strategy": "beam", "num_beams": 4, "length_penalty": 1.0},
@@ -49,9 +54,11 @@ def column_settings(v: dict[str, Any]) -> tuple[str, SamplingSettings, dict[str,
         x = as_number(key, v.get(key))  # None -> a clear "is empty" error; whole floats -> int
         return int(x) if key == "num_beams" and isinstance(x, float) and x.is_integer() else x
 
-    temperature = 0.0 if strategy in ("greedy", "beam") else num("temperature")
-    settings = SamplingSettings(temperature=temperature, top_k=num("top_k"), top_p=num("top_p"), min_p=num("min_p"),
-                                repetition_penalty=num("repetition_penalty"), order=v["order"], seed=num("seed"))
+    values = {k: num(k) for k in SETTING_COL_KEYS if k in v}
+    if strategy in ("greedy", "beam"):  # the knobs only sampling uses go back to "off"
+        values.update({k: PARAMS[k].default for k in SAMPLE_ONLY})
+        values["temperature"] = 0.0
+    settings = SamplingSettings(**values, order=v["order"])
     kwargs: dict[str, Any] = {}
     if strategy == "beam":
         kwargs = {"num_beams": num("num_beams"), "length_penalty": float(num("length_penalty"))}
@@ -114,30 +121,13 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en",
         ui.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")
     with gr.Row(equal_height=False):
         for i in range(MAX_COLS):
-            p = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repetition_penalty": 1.0,
-                 "order": "transformers", "seed": 0, "num_beams": 4, "length_penalty": 1.0, **PRESET_COLS[i]}
+            p = {**DEFAULTS, "order": "transformers", "num_beams": 4, "length_penalty": 1.0, **PRESET_COLS[i]}
             with gr.Column(visible=i < 3, elem_classes=["cmp-col"], min_width=240) as group:
                 c = {"strategy": L(gr.Radio(strategy_choices(lang), value=p["strategy"], label=t(lang, "cmp_strategy"),
                                             elem_id=f"cmp{i}-strategy"), "cmp_strategy", "choices", strategy_choices)}
-                c["temperature"] = L(gr.Slider(0, 3, value=p["temperature"], step=0.05, label=t(lang, "temperature"),
-                                               elem_id=f"cmp{i}-temperature", visible=p["strategy"] == "sample"),
-                                     "temperature")
-                with gr.Row():
-                    c["top_k"] = L(gr.Number(p["top_k"], precision=0, label=t(lang, "top_k"),
-                                             elem_id=f"cmp{i}-top-k", min_width=80), "top_k")
-                    c["top_p"] = L(gr.Number(p["top_p"], step=0.05, label=t(lang, "top_p"),
-                                             elem_id=f"cmp{i}-top-p", min_width=80), "top_p")
-                with gr.Row():
-                    c["min_p"] = L(gr.Number(p["min_p"], step=0.01, label=t(lang, "min_p"),
-                                             elem_id=f"cmp{i}-min-p", min_width=80), "min_p")
-                    c["repetition_penalty"] = L(gr.Number(p["repetition_penalty"], step=0.05,
-                                                          label=t(lang, "repetition_penalty"),
-                                                          elem_id=f"cmp{i}-rep", min_width=80), "repetition_penalty")
-                with gr.Row():
-                    c["order"] = L(gr.Dropdown(list(PRESET_ORDERS), value=p["order"], label=t(lang, "order_preset"),
-                                               elem_id=f"cmp{i}-order", min_width=100), "order_preset")
-                    c["seed"] = L(gr.Number(p["seed"], precision=0, label=t(lang, "seed"),
-                                            elem_id=f"cmp{i}-seed", min_width=80), "seed")
+                c.update(_setting_controls(L, lang, i, p))
+                c["order"] = L(gr.Dropdown(list(PRESET_ORDERS), value=p["order"], label=t(lang, "order_preset"),
+                                           elem_id=f"cmp{i}-order", min_width=100), "order_preset")
                 with gr.Row():
                     c["num_beams"] = L(gr.Number(p["num_beams"], precision=0,
                                                  label=t(lang, "num_beams"), elem_id=f"cmp{i}-beams", min_width=80,
@@ -164,6 +154,24 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en",
     ui.views = [*ui.outs, ui.entropy, ui.table]
     ui.rerender = lambda lang, results: render(ui, lang, results or [], int(len(results or [])))
     return ui
+
+
+def _setting_controls(L: Labels, lang: str, i: int, p: dict[str, Any]) -> dict[str, Any]:
+    """Column ``i``'s settings controls, one per row of the parameter table: the common knobs
+    in view, the rest in a closed "more" box. Sampling-only knobs hide for greedy and beam."""
+    c: dict[str, Any] = {}
+    sampling = p["strategy"] == "sample"
+    for key in SETTING_COL_KEYS:
+        if PARAMS[key].compare:
+            c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True, info=None, min_width=80,
+                                   visible=sampling or key not in SAMPLE_ONLY)
+    with gr.Accordion(t(lang, "cmp_more"), open=False) as acc:
+        L(acc, "cmp_more")
+        for key in SETTING_COL_KEYS:
+            if not PARAMS[key].compare:
+                c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True, info=None,
+                                       visible=sampling or key not in SAMPLE_ONLY)
+    return c
 
 
 def render(ui: SimpleNamespace, lang: str, results: list, ncols: int) -> dict:
@@ -232,11 +240,12 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any, jobs: SessionJobs | Non
 
     def on_strategy(strategy):
         """Show only the knobs the chosen strategy uses."""
-        return [gr.update(visible=strategy == "sample"), gr.update(visible=strategy == "beam"),
+        return [*(gr.update(visible=strategy == "sample") for _ in SAMPLE_ONLY), gr.update(visible=strategy == "beam"),
                 gr.update(visible=strategy == "beam")]
 
     for i, c in enumerate(ui.cols):
-        c["strategy"].change(on_strategy, [c["strategy"]], [c["temperature"], c["num_beams"], c["length_penalty"]],
+        c["strategy"].change(on_strategy, [c["strategy"]], [*(c[k] for k in SAMPLE_ONLY), c["num_beams"],
+                                                             c["length_penalty"]],
                              api_name=f"compare_strategy_{i}", api_visibility="private")
 
     def on_ncols(n):

@@ -7,12 +7,14 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui import plots
 from decoding_lab.ui.explorer_views import TABLE_KEYS
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.sessions import session_state
-from decoding_lab.ui.state import CUSTOM, DEFAULTS, SETTING_KEYS, Labels
+from decoding_lab.ui.controls import group_keys, param_control
+from decoding_lab.ui.state import CUSTOM, DEFAULTS, Labels
 
 
 def model_names() -> list[str]:
@@ -39,45 +41,32 @@ def order_choices(lang: str) -> list[tuple[str, str]]:
 
 
 def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str, gr.components.Component]:
-    """One control per stage plus order and seed, keyed like ``SETTING_KEYS``
+    """One control per row of the core's parameter table plus the order, keyed like ``SETTING_KEYS``
     (``prefix`` keeps element ids unique if the set is ever built twice on a page)."""
-    d = DEFAULTS
     c: dict[str, gr.components.Component] = {}
-    c["temperature"] = L(gr.Slider(0, 5, value=d["temperature"], step=0.05, label=t(lang, "temperature"),
-                                   info=t(lang, "temperature_info"), elem_id=f"{prefix}temperature"), "temperature")
-    with gr.Row():
-        c["top_k"] = L(gr.Number(d["top_k"], precision=0, minimum=0, label=t(lang, "top_k"), info=t(lang, "top_k_info"),
-                                 elem_id=f"{prefix}top-k"), "top_k")
-        c["top_p"] = L(gr.Slider(0, 1, value=d["top_p"], step=0.01, label=t(lang, "top_p"), info=t(lang, "top_p_info"),
-                                 elem_id=f"{prefix}top-p"), "top_p")
-    with gr.Row():
-        c["min_p"] = L(gr.Slider(0, 1, value=d["min_p"], step=0.01, label=t(lang, "min_p"), info=t(lang, "min_p_info"),
-                                 elem_id=f"{prefix}min-p"), "min_p")
-        c["typical_p"] = L(gr.Slider(0, 1, value=d["typical_p"], step=0.01, label=t(lang, "typical_p"),
-                                     info=t(lang, "typical_p_info"), elem_id=f"{prefix}typical-p"), "typical_p")
+
+    def pairs(keys: list[str]) -> None:  # two controls a row
+        for i in range(0, len(keys), 2):
+            with gr.Row():
+                for key in keys[i:i + 2]:
+                    c[key] = param_control(PARAMS[key], L, lang, prefix=prefix)
+
+    c["temperature"] = param_control(PARAMS["temperature"], L, lang, prefix=prefix)
+    pairs(group_keys("truncation"))
     with gr.Accordion(t(lang, "penalties_box"), open=False) as acc:
         L(acc, "penalties_box")
-        c["repetition_penalty"] = L(gr.Slider(0.5, 2, value=d["repetition_penalty"], step=0.01,
-                                              label=t(lang, "repetition_penalty"), info=t(lang, "repetition_penalty_info"),
-                                              elem_id=f"{prefix}repetition-penalty"), "repetition_penalty")
-        with gr.Row():
-            c["presence_penalty"] = L(gr.Slider(-2, 2, value=d["presence_penalty"], step=0.05,
-                                                label=t(lang, "presence_penalty"), info=t(lang, "presence_penalty_info"),
-                                                elem_id=f"{prefix}presence-penalty"), "presence_penalty")
-            c["frequency_penalty"] = L(gr.Slider(-2, 2, value=d["frequency_penalty"], step=0.05,
-                                                 label=t(lang, "frequency_penalty"), info=t(lang, "frequency_penalty_info"),
-                                                 elem_id=f"{prefix}frequency-penalty"), "frequency_penalty")
-        c["no_repeat_ngram_size"] = L(gr.Number(d["no_repeat_ngram_size"], precision=0, minimum=0,
-                                                label=t(lang, "no_repeat_ngram"), info=t(lang, "no_repeat_ngram_info"),
-                                                elem_id=f"{prefix}no-repeat-ngram"), "no_repeat_ngram")
+        pairs(group_keys("penalties"))
+    with gr.Accordion(t(lang, "llama_box"), open=False) as acc_llama:
+        L(acc_llama, "llama_box")
+        pairs(group_keys("llama"))
     with gr.Row():
-        c["order_preset"] = L(gr.Dropdown(order_choices(lang), value=d["order_preset"], label=t(lang, "order_preset"),
-                                          info=t(lang, "order_preset_info"), elem_id=f"{prefix}order-preset"),
-                              "order_preset", "choices", order_choices)
-        c["seed"] = L(gr.Number(d["seed"], precision=0, minimum=0, label=t(lang, "seed"), elem_id=f"{prefix}seed"), "seed")
-    c["custom_order"] = L(gr.Textbox(d["custom_order"], label=t(lang, "custom_order"), info=t(lang, "custom_order_info"),
-                                     elem_id=f"{prefix}custom-order", lines=2), "custom_order")
-    assert set(c) == set(SETTING_KEYS)
+        c["order_preset"] = L(gr.Dropdown(order_choices(lang), value=DEFAULTS["order_preset"],
+                                          label=t(lang, "order_preset"), info=t(lang, "order_preset_info"),
+                                          elem_id=f"{prefix}order-preset"), "order_preset", "choices", order_choices)
+        c["seed"] = param_control(PARAMS["seed"], L, lang, prefix=prefix, info=None)
+    c["custom_order"] = L(gr.Textbox(DEFAULTS["custom_order"], label=t(lang, "custom_order"),
+                                     info=t(lang, "custom_order_info"), elem_id=f"{prefix}custom-order", lines=2),
+                          "custom_order")
     return c
 
 

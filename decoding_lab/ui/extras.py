@@ -12,6 +12,7 @@ from typing import Any
 
 import gradio as gr
 
+from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.i18n import t
 from decoding_lab.ui.sessions import SessionJobs, gated
@@ -70,9 +71,9 @@ def _column_values(spec: dict[str, Any]) -> dict[str, Any]:
     from decoding_lab.settings import SamplingSettings
     s = SamplingSettings.from_json(spec.get("settings", {}))
     order = s.order if isinstance(s.order, str) and s.order in PRESET_ORDERS else "transformers"
-    return {"strategy": spec.get("strategy", "sample"), "temperature": s.temperature, "top_k": s.top_k,
-            "top_p": s.top_p, "min_p": s.min_p, "repetition_penalty": s.repetition_penalty, "order": order,
-            "seed": s.seed or 0, "num_beams": spec.get("num_beams", 4), "length_penalty": spec.get("length_penalty", 1.0)}
+    values = values_from_settings(s)
+    return {"strategy": spec.get("strategy", "sample"), **{k: values[k] for k in PARAMS}, "order": order,
+            "num_beams": spec.get("num_beams", 4), "length_penalty": spec.get("length_penalty", 1.0)}
 
 
 def wire_lesson_loading(les: SimpleNamespace, lang_state: Any, tabs: Any, ex: Any, ex_events: dict,

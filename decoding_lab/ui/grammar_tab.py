@@ -33,7 +33,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from decoding_lab.grammar import PRESETS, build_constraint, preset, preset_prompt
+from decoding_lab.grammar import PRESETS, GrammarMask, build_constraint, preset, preset_prompt
+from decoding_lab.grammar.stage import GrammarExtra, mask_seconds_per_token
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.i18n import norm_lang
@@ -248,7 +249,7 @@ def _load(model: str, hub: str, chat: str) -> tuple[Any, bool]:
 
 def new_session(key: tuple, model: str, hub: str, kind: str, preset_name: str, text: str, prompt: str, chat: str,
                 temperature: Any, seed: Any, max_tokens: Any) -> GrammarSession:
-    from decoding_lab.grammar import GrammarMask, GrammarTokenizer
+    from decoding_lab.grammar import GrammarTokenizer
     from decoding_lab.stepper import Stepper
 
     constraint = make_constraint(kind, preset_name, text)  # a bad grammar fails here, before the model loads
@@ -267,7 +268,9 @@ def new_session(key: tuple, model: str, hub: str, kind: str, preset_name: str, t
 
 # ----------------------------------------------------------------------------- views
 def _grammar_record(trace: Any) -> Any:
-    return next((r for r in trace.stages if r.name == "grammar"), None)
+    """The step's ``GrammarMask`` record (its ``extra`` a ``GrammarExtra``), or None."""
+    r = trace.record(GrammarMask)
+    return r if r is not None and isinstance(r.extra, GrammarExtra) else None
 
 
 def trace_figure(lang: str, session: GrammarSession | None) -> go.Figure:
@@ -283,8 +286,8 @@ def trace_figure(lang: str, session: GrammarSession | None) -> go.Figure:
         fig.update_yaxes(visible=False)
     else:
         xs = [tr.step for tr, _ in recs]
-        allowed = [r.extra.get("allowed", r.kept) for _, r in recs]
-        forced = [bool(r.extra.get("forced")) for _, r in recs]
+        allowed = [r.extra.allowed for _, r in recs]
+        forced = [r.extra.forced for _, r in recs]
         hover = [f"step {tr.step}: <b>{html.escape(show_token(tr.chosen_token))}</b><br>{a:,} allowed"
                  f"<br>p removed {r.removed_mass:.3f}" for (tr, r), a in zip(recs, allowed)]
         fig.add_scatter(x=xs, y=allowed, mode="lines+markers", name=s(lang, "allowed"), row=1, col=1,
@@ -313,7 +316,8 @@ def forbidden_table(lang: str, session: GrammarSession | None) -> pd.DataFrame:
     st = session.stepper if session is not None else None
     if st is None or not st.traces:
         return pd.DataFrame([], columns=cols)
-    rows = sorted((r for r in st.traces[-1].top if r.cut_by == "grammar"), key=lambda r: -r.p_raw)[:FORBIDDEN_ROWS]
+    rows = sorted((r for r in st.traces[-1].top if r.cut_by == GrammarMask.name),
+                  key=lambda r: -r.p_raw)[:FORBIDDEN_ROWS]
     if not rows:
         return pd.DataFrame([[s(lang, "none_forbidden"), "", "", ""]], columns=cols)
     # three significant digits: far down the ranking a forbidden token's p is tiny, not zero
@@ -331,15 +335,15 @@ def generated_html(lang: str, session: GrammarSession | None) -> str:
     spans = []
     for tr in st.traces:
         r = _grammar_record(tr)
-        forced = bool(r and r.extra.get("forced"))
-        pushed = bool(r and r.extra.get("preferred_forbidden"))
+        forced = r is not None and r.extra.forced
+        pf = r.extra.preferred_forbidden if r is not None else None
+        pushed = pf is not None
         style = "border-radius:3px;padding:1px 0;margin:0 1px;"
         style += "background:#e5e7eb;color:#4b5563;" if forced else ""
         style += "box-shadow:inset 0 -3px 0 #f97316;" if pushed else ""
         tip = f"p={tr.chosen_p_raw:.3f}, rank {tr.chosen_rank}"
-        if pushed:
-            pf = r.extra["preferred_forbidden"]
-            tip += f"; model wanted {pf['token']!r} (p={pf['p']:.3f})"
+        if pf is not None:
+            tip += f"; model wanted {pf.token!r} (p={pf.p:.3f})"
         text = "⏎" if tr.finished else tr.chosen_token
         spans.append(f"<span style='{style}' title='{html.escape(tip, quote=True)}'>{html.escape(text)}</span>")
     legend = f"<div style='font-size:12px;color:#6b7280;margin:4px 2px'>{html.escape(s(lang, 'gen_legend'))}</div>"
@@ -355,17 +359,16 @@ def status_md(lang: str, session: GrammarSession | None) -> str:
                  ms=1e3 * session.compile_seconds, n=len(st.prompt_ids))
     tr = st.traces[-1]
     r = _grammar_record(tr)
-    allowed = r.extra.get("allowed", r.kept) if r else tr.kept_final
+    allowed = r.extra.allowed if r is not None else tr.kept_final
     text = s(lang, "status_step", step=tr.step, token=f"`{show_token(tr.chosen_token)}`", rank=tr.chosen_rank,
              p=tr.chosen_p_raw, allowed=allowed, state=s(lang, f"state_{session.mask.status()}"))
-    return text + (s(lang, "forced_note") if r and r.extra.get("forced") else "")
+    return text + (s(lang, "forced_note") if r is not None and r.extra.forced else "")
 
 
 def timing_md(lang: str, session: GrammarSession | None) -> str:
     if session is None:
         return ""
-    recs = [r for r in (_grammar_record(tr) for tr in session.stepper.traces) if r is not None]
-    masks = [r.extra.get("mask_seconds", 0.0) for r in recs]
+    masks = mask_seconds_per_token([r for tr in session.stepper.traces for r in tr.stages])
     last = session.stepper.traces[-1] if session.stepper.traces else None
     return s(lang, "timing", vocab=1e3 * session.vocab_seconds, compile=1e3 * session.compile_seconds,
              mask=1e3 * (masks[-1] if masks else 0.0), n=len(masks),

@@ -9,6 +9,8 @@ A key missing from Chinese falls back to English, so a new control never shows a
 
 from __future__ import annotations
 
+from decoding_lab.ui import i18n_params
+
 LANGS: dict[str, str] = {"en": "English", "zh": "简体中文"}
 
 EN: dict[str, str] = {
@@ -23,16 +25,10 @@ EN: dict[str, str] = {
     "model_box": "Model and prompt",
     # stages
     "stages_box": "Decoding stages",
-    "temperature": "Temperature", "temperature_info": "0 = greedy (argmax)",
-    "top_k": "Top-k", "top_k_info": "0 = off", "top_p": "Top-p (nucleus)", "top_p_info": "1 = off",
-    "min_p": "Min-p", "min_p_info": "0 = off", "typical_p": "Typical-p", "typical_p_info": "1 = off",
-    "repetition_penalty": "Repetition penalty", "repetition_penalty_info": "1 = off",
-    "presence_penalty": "Presence penalty", "presence_penalty_info": "0 = off",
-    "frequency_penalty": "Frequency penalty", "frequency_penalty_info": "0 = off",
-    "no_repeat_ngram": "No-repeat n-gram size", "no_repeat_ngram_info": "0 = off",
+    "llama_box": "More samplers (llama.cpp)",
     "order_preset": "Stage order", "order_preset_info": "the order real engines apply the stages in",
     "custom_order": "Custom order (comma-separated)", "custom_order_info": "editing this switches the order to custom",
-    "seed": "Seed", "top_n": "Tokens shown (top-N)",
+    "top_n": "Tokens shown (top-N)",
     # actions
     "step": "Step", "step_n": "Step ×N", "n_steps": "N", "play": "▶ Play", "stop": "■ Stop", "undo": "↶ Undo",
     "reset": "Reset", "candidates": "Force another token at this step (starts a branch)", "force": "Force token",
@@ -71,7 +67,7 @@ EN: dict[str, str] = {
     "cmp_intro": "Run the same model and prompt with 2–4 decoding settings side by side.",
     "cmp_columns": "Columns", "cmp_strategy": "Strategy", "greedy": "greedy", "beam": "beam search",
     "sample": "sampling", "num_beams": "Beams", "length_penalty": "Length penalty α", "max_new_tokens": "Max new tokens",
-    "cmp_run": "Run side by side", "cmp_send": "Send these settings to the Explorer", "cmp_output": "Output",
+    "cmp_run": "Run side by side", "cmp_more": "More settings", "cmp_send": "Send these settings to the Explorer", "cmp_output": "Output",
     "cmp_table": "Comparison", "col_setting": "setting", "col_len": "length", "col_mean_lp": "mean log p",
     "col_rep4": "4-gram repetition", "col_distinct": "distinct-{n}", "cmp_entropy": "Entropy per step",
     "cmp_step_axis": "step", "cmp_waiting": "waiting…", "cmp_sent": "Settings of column {i} sent to the Explorer.",
@@ -97,15 +93,10 @@ ZH: dict[str, str] = {
     "tab_lessons": "课程", "tab_determinism": "温度 0", "tab_grammar": "语法约束", "tab_multisample": "多次采样", "tab_missing": "此版本没有“{tab}”页。",
     "model": "模型", "hub_id": "…或 Hugging Face Hub 模型 id", "hub_id_info": "例如 Qwen/Qwen2.5-0.5B-Instruct（优先于列表）",
     "prompt": "提示词", "chat": "提示格式", "chat_choice": "对话模板", "raw_choice": "原始文本", "model_box": "模型与提示词",
-    "stages_box": "解码阶段", "temperature": "温度", "temperature_info": "0 = 贪心（取最大值）",
-    "top_k": "Top-k", "top_k_info": "0 = 关闭", "top_p": "Top-p（核采样）", "top_p_info": "1 = 关闭",
-    "min_p": "Min-p", "min_p_info": "0 = 关闭", "typical_p": "Typical-p", "typical_p_info": "1 = 关闭",
-    "repetition_penalty": "重复惩罚", "repetition_penalty_info": "1 = 关闭", "presence_penalty": "存在惩罚",
-    "presence_penalty_info": "0 = 关闭", "frequency_penalty": "频率惩罚", "frequency_penalty_info": "0 = 关闭",
-    "no_repeat_ngram": "禁止重复 n-gram 长度", "no_repeat_ngram_info": "0 = 关闭",
+    "stages_box": "解码阶段", "llama_box": "更多采样器（llama.cpp）",
     "order_preset": "阶段顺序", "order_preset_info": "真实推理引擎应用各阶段的顺序",
     "custom_order": "自定义顺序（逗号分隔）", "custom_order_info": "编辑后顺序切换为自定义",
-    "seed": "随机种子", "top_n": "显示的词元数（前 N 个）",
+    "top_n": "显示的词元数（前 N 个）",
     "step": "单步", "step_n": "走 N 步", "n_steps": "N", "play": "▶ 播放", "stop": "■ 停止", "undo": "↶ 撤销",
     "reset": "重置", "candidates": "在这一步强制选择另一个词元（开启分支）", "force": "强制选择",
     "branches": "已保存的分支", "restore": "恢复分支", "no_branches": "（暂无）",
@@ -136,7 +127,7 @@ ZH: dict[str, str] = {
     "error": "错误", "bad_input": "输入无效：{msg}", "model_error": "模型错误：{msg}", "custom": "自定义",
     "cmp_intro": "用同一模型和提示词，并排运行 2–4 组解码设置。", "cmp_columns": "列数", "cmp_strategy": "策略",
     "greedy": "贪心", "beam": "束搜索", "sample": "采样", "num_beams": "束宽", "length_penalty": "长度惩罚 α",
-    "max_new_tokens": "最多新词元数", "cmp_run": "并排运行", "cmp_send": "把这组设置发送到“探索”",
+    "max_new_tokens": "最多新词元数", "cmp_run": "并排运行", "cmp_more": "更多设置", "cmp_send": "把这组设置发送到“探索”",
     "cmp_output": "输出", "cmp_table": "对比", "col_setting": "设置", "col_len": "长度", "col_mean_lp": "平均 log p",
     "col_rep4": "4-gram 重复率", "col_distinct": "distinct-{n}", "cmp_entropy": "每步的熵", "cmp_step_axis": "步",
     "cmp_waiting": "等待中…", "cmp_sent": "第 {i} 列的设置已发送到“探索”。", "cmp_missing": "策略模块尚不可用。",
@@ -153,6 +144,8 @@ ZH: dict[str, str] = {
     "reason_no_improvement": "存活的束已无法超过完成的假设", "reason_stopped": "手动停止",
 }
 
+EN.update(i18n_params.EN)
+ZH.update(i18n_params.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

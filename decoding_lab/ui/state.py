@@ -16,6 +16,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from decoding_lab.errors import USER_ERRORS
+from decoding_lab.params import PARAMS, Param, format_bias, parse_bias_text
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.i18n import t
@@ -23,54 +24,59 @@ from decoding_lab.ui.i18n import t
 CUSTOM = "custom"
 ORDER_CHOICES = [*PRESET_ORDERS, CUSTOM]
 
-#: The settings controls, in the order handlers receive them (also the URL keys).
-SETTING_KEYS: tuple[str, ...] = ("temperature", "top_k", "top_p", "min_p", "typical_p", "repetition_penalty",
-                                 "presence_penalty", "frequency_penalty", "no_repeat_ngram_size", "order_preset",
-                                 "custom_order", "seed")
-DEFAULTS: dict[str, Any] = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "typical_p": 1.0,
-                            "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
-                            "no_repeat_ngram_size": 0, "order_preset": "transformers",
-                            "custom_order": ",".join(PRESET_ORDERS["transformers"]), "seed": 0}
-INT_KEYS = {"top_k", "no_repeat_ngram_size", "seed"}
+#: The settings controls, in the order handlers receive them (also the URL keys): one per row of
+#: the core's parameter table, then the order (a preset, or a custom list of stage names).
+ORDER_KEYS: tuple[str, ...] = ("order_preset", "custom_order")
+SETTING_KEYS: tuple[str, ...] = (*PARAMS, *ORDER_KEYS)
+
+
+def control_value(p: Param, value: Any) -> Any:
+    """A core value as its control shows it (the logit bias is text: ``"12:-100, 7:2"``)."""
+    return format_bias(value) if p.kind == "bias" else value
+
+
+DEFAULTS: dict[str, Any] = {**{k: control_value(p, p.default) for k, p in PARAMS.items()},
+                            "order_preset": "transformers", "custom_order": ",".join(PRESET_ORDERS["transformers"])}
+INT_KEYS = {k for k, p in PARAMS.items() if p.integer}
 
 
 def as_number(name: str, value: Any) -> Any:
-    """Gradio hands numbers as float or None; the core validates ranges and names the value."""
+    """Gradio hands numbers as float or None; the core validates ranges and names the value.
+    A key of the parameter table also gets its kind: text for the logit bias, None where the
+    table allows it (an empty box), whole floats as int for integer knobs."""
+    p = PARAMS.get(name)
+    if p is not None and p.kind == "bias":
+        return parse_bias_text(value if isinstance(value, str) else format_bias(PARAMS[name].check(value or ())))
+    if p is not None and p.kind == "bool":
+        return value
     if value is None or value == "":
-        raise SettingsError(f"{name.replace('_', ' ')} is empty: give a number")
+        if p is not None and p.none_ok:
+            return None
+        raise SettingsError(f"{(p.label if p else name.replace('_', ' '))} is empty: give a number")
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
-            raise SettingsError(f"{name.replace('_', ' ')} must be a number, got {value!r}") from None
+            raise SettingsError(f"{(p.label if p else name.replace('_', ' '))} must be a number, got {value!r}") from None
     if name in INT_KEYS and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
 
 
 def settings_from_values(v: dict[str, Any]) -> SamplingSettings:
-    """UI control values -> validated ``SamplingSettings`` (raises ``SettingsError``)."""
+    """UI control values -> validated ``SamplingSettings`` (raises ``SettingsError``). A key
+    that is missing keeps its "off" default."""
     preset = (v.get("order_preset") or "transformers").strip()
     order = (v.get("custom_order") or "") if preset == CUSTOM else preset
-    return SamplingSettings(
-        temperature=as_number("temperature", v.get("temperature")), top_k=as_number("top_k", v.get("top_k")),
-        top_p=as_number("top_p", v.get("top_p")), min_p=as_number("min_p", v.get("min_p")),
-        typical_p=as_number("typical_p", v.get("typical_p")),
-        repetition_penalty=as_number("repetition_penalty", v.get("repetition_penalty")),
-        presence_penalty=as_number("presence_penalty", v.get("presence_penalty")),
-        frequency_penalty=as_number("frequency_penalty", v.get("frequency_penalty")),
-        no_repeat_ngram_size=as_number("no_repeat_ngram_size", v.get("no_repeat_ngram_size")),
-        order=order, seed=as_number("seed", v.get("seed")))
+    return SamplingSettings(**{k: as_number(k, v[k]) for k in PARAMS if k in v}, order=order)
 
 
 def values_from_settings(s: SamplingSettings) -> dict[str, Any]:
-    """The inverse, for "send to Explorer" and URL restore."""
+    """The inverse, for "send to Explorer", lesson presets and URL restore:
+    ``settings_from_values(values_from_settings(s)) == s`` for every field."""
     preset = s.preset or CUSTOM
-    return {"temperature": s.temperature, "top_k": s.top_k, "top_p": s.top_p, "min_p": s.min_p,
-            "typical_p": s.typical_p, "repetition_penalty": s.repetition_penalty,
-            "presence_penalty": s.presence_penalty, "frequency_penalty": s.frequency_penalty,
-            "no_repeat_ngram_size": s.no_repeat_ngram_size, "order_preset": preset,
-            "custom_order": ",".join(s.order_names), "seed": s.seed if s.seed is not None else 0}
+    return {**{k: control_value(p, getattr(s, k)) for k, p in PARAMS.items()},
+            "order_preset": preset, "custom_order": ",".join(s.order_names)}
 
 
 @dataclass

@@ -13,15 +13,21 @@ import math
 from typing import Any, Mapping
 from urllib.parse import urlencode
 
+from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
-from decoding_lab.ui.state import CUSTOM, DEFAULTS
+from decoding_lab.ui.state import CUSTOM, DEFAULTS, INT_KEYS
 
-#: control key -> short URL key
-URL_KEYS: dict[str, str] = {"temperature": "T", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
-                            "typical_p": "typical_p", "repetition_penalty": "rep", "presence_penalty": "presence",
-                            "frequency_penalty": "frequency", "no_repeat_ngram_size": "ngram", "seed": "seed"}
-INTS = {"top_k", "no_repeat_ngram_size", "seed"}
+#: control key -> short URL key, one per row of the core's parameter table
+URL_KEYS: dict[str, str] = {k: p.url_key for k, p in PARAMS.items()}
+INTS = INT_KEYS
 MAX_PROMPT = 4000
+MAX_TEXT_VALUE = 400   # a logit-bias list in a link
+
+
+def _url_value(v: Any) -> Any:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return f"{v:g}" if isinstance(v, float) else v
 
 
 def encode(model: str, prompt: str, chat: str, values: Mapping[str, Any], top_n: Any = None, lang: str = "en") -> str:
@@ -29,8 +35,8 @@ def encode(model: str, prompt: str, chat: str, values: Mapping[str, Any], top_n:
     q: dict[str, Any] = {"model": model, "prompt": prompt[:MAX_PROMPT], "chat": chat}
     for key, short in URL_KEYS.items():
         v = values.get(key)
-        if v is not None and v != DEFAULTS[key]:
-            q[short] = f"{v:g}" if isinstance(v, float) else v
+        if v is not None and v != "" and v != DEFAULTS[key]:
+            q[short] = _url_value(v)
     preset = values.get("order_preset") or "transformers"
     order = values.get("custom_order") if preset == CUSTOM else preset
     if order and order != "transformers":
@@ -66,6 +72,13 @@ def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         out["lang"] = "zh" if str(params["lang"]).lower().startswith("zh") else "en"
     for key, short in URL_KEYS.items():
         if short not in params:
+            continue
+        kind = PARAMS[key].kind
+        if kind == "bool":
+            out[key] = str(params[short]).strip().lower() in ("1", "true", "yes", "on")
+            continue
+        if kind == "bias":
+            out[key] = str(params[short])[:MAX_TEXT_VALUE]
             continue
         num = _finite(params[short])
         if num is None:

@@ -1,0 +1,218 @@
+"""The table of decoding parameters: each knob declared once.
+
+Every setting a user can turn is one ``Param`` row below: its key (the ``SamplingSettings``
+field, the UI string key and the control's name), the stage it configures, its "off"
+default, its bounds (open or closed ends), whether it is a whole number, its short URL
+key and its CLI flag. Everything else is a loop over this table:
+
+* ``SamplingSettings`` gets one field per row and checks each value with ``Param.check``;
+  the stages call the same ``check`` in their constructors, so there is one rule per knob;
+* the Explorer and Compare controls (slider ranges come from ``ui_lo`` / ``ui_hi``),
+  share links, lesson presets, "send to Explorer" and exports read and write the table's keys;
+* the CLI adds one flag per row.
+
+This is llama.cpp's sampler table and transformers' ``GenerationConfig`` in one place.
+It imports nothing from the rest of the package, so every layer may read it.
+
+    >>> PARAMS["top_p"].check(0.9)
+    0.9
+    >>> PARAMS["top_k"].check(40.0)          # whole numbers come back as int
+    40
+    >>> PARAMS["top_p"].check(0)
+    Traceback (most recent call last):
+    ...
+    decoding_lab.errors.SettingsError: top-p must be > 0, got 0
+    >>> PARAMS["top_p"].cli_flag, PARAMS["repetition_penalty"].url
+    ('--top-p', 'rep')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from decoding_lab.errors import SettingsError
+
+Kind = Literal["real", "int", "bool", "bias"]
+
+
+def check_number(name: str, value: Any, lo: float | None = None, hi: float | None = None,
+                 lo_open: bool = False, hi_open: bool = False, integer: bool = False) -> float:
+    """Validate one number and return it (an int when ``integer``); the message names the bad value.
+
+    Booleans are refused (``True`` is an int in Python, never a sensible top-k), and so are
+    NaN, infinities and, for whole-number settings, fractions such as 1.5 (never rounded)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SettingsError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value):  # first: int(inf) and int(nan) would raise their own errors
+        raise SettingsError(f"{name} must be finite, got {value!r}")
+    if integer and int(value) != value:
+        raise SettingsError(f"{name} must be a whole number, got {value!r}")
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        raise SettingsError(f"{name} must be {'>' if lo_open else '>='} {lo:g}, got {value:g}")
+    if hi is not None and (value > hi or (hi_open and value == hi)):
+        raise SettingsError(f"{name} must be {'<' if hi_open else '<='} {hi:g}, got {value:g}")
+    return int(value) if integer else float(value)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One decoding parameter. ``default`` is its "off" value: nothing is on unless asked for."""
+
+    key: str                     # SamplingSettings field, UI string key, control name
+    stage: str                   # the stage it configures ("" for the selector's seed)
+    default: Any
+    label: str                   # how messages name it: "top-p"
+    kind: Kind = "real"
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    none_ok: bool = False        # None is a value (the seed: draw a fresh random one)
+    ui_lo: float | None = None   # slider range when the core's bound is wider than a slider can show
+    ui_hi: float | None = None
+    step: float = 0.01
+    group: str = "truncation"    # where the Explorer shows it: main, truncation, penalties, llama
+    compare: bool = False        # one control per Compare column
+    url: str = ""                # short key in share links (default: the key)
+    cli: str = ""                # CLI flag (default: --key-with-dashes)
+    help: str = ""               # one line for the CLI's --help
+
+    @property
+    def url_key(self) -> str:
+        return self.url or self.key
+
+    @property
+    def cli_flag(self) -> str:
+        return self.cli or "--" + self.key.replace("_", "-")
+
+    @property
+    def integer(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def slider_range(self) -> tuple[float, float] | None:
+        """(lo, hi) of a slider for this knob, or None when a number box suits it better."""
+        lo = self.ui_lo if self.ui_lo is not None else self.lo
+        hi = self.ui_hi if self.ui_hi is not None else self.hi
+        if self.kind != "real" or lo is None or hi is None:
+            return None
+        return float(lo), float(hi)
+
+    def check(self, value: Any) -> Any:
+        """The one validation of this knob: the settings and the stage constructors both call it."""
+        if value is None and self.none_ok:
+            return None
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise SettingsError(f"{self.label} must be true or false, got {value!r}")
+            return value
+        if self.kind == "bias":
+            return check_bias_pairs(value)
+        return check_number(self.label, value, self.lo, self.hi, self.lo_open, self.hi_open, self.integer)
+
+
+def check_bias_pairs(pairs: Any) -> tuple[tuple[int, float], ...]:
+    """``logit_bias`` as a tuple of (token id, bias) pairs, each token once, each bias in [-100, 100]."""
+    if isinstance(pairs, dict):
+        pairs = tuple(pairs.items())
+    if not isinstance(pairs, (tuple, list)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise SettingsError(f"logit bias must be (token id, bias) pairs, got {pairs!r:.80}")
+    out: list[tuple[int, float]] = []
+    for tok, bias in pairs:
+        if isinstance(tok, bool) or not isinstance(tok, int) or tok < 0:
+            raise SettingsError(f"logit bias keys must be token ids >= 0, got {tok!r}")
+        out.append((tok, check_number(f"logit bias for token {tok}", bias, lo=-100.0, hi=100.0)))
+    ids = [t for t, _ in out]
+    twice = [i for i in ids if ids.count(i) > 1]
+    if twice:
+        raise SettingsError(f"logit bias names token {twice[0]!r} more than once")
+    return tuple(out)
+
+
+def parse_bias_text(text: str) -> tuple[tuple[int, float], ...]:
+    """``"12:-100, 7:2.5"`` -> ((12, -100.0), (7, 2.5)); an empty text is no bias.
+
+    >>> parse_bias_text("12:-100, 7:2.5")
+    ((12, -100.0), (7, 2.5))
+    """
+    pairs: list[tuple[int, float]] = []
+    for part in (text or "").replace(";", ",").split(","):
+        if not part.strip():
+            continue
+        tok, sep, bias = part.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            tok_f, bias_f = float(tok), float(bias)
+        except ValueError:
+            raise SettingsError(f"logit bias must look like 'token id:bias, …', got {part.strip()!r:.40}") from None
+        if not tok_f.is_integer():
+            raise SettingsError(f"logit bias keys must be whole token ids, got {tok.strip()!r:.20}")
+        pairs.append((int(tok_f), bias_f))
+    return check_bias_pairs(pairs)
+
+
+def format_bias(pairs: tuple[tuple[int, float], ...]) -> str:
+    """The inverse of ``parse_bias_text``: ``((12, -100.0),)`` -> ``"12:-100"``."""
+    return ", ".join(f"{t}:{b:g}" for t, b in pairs)
+
+
+_ROWS: tuple[Param, ...] = (
+    # --- temperature (llama.cpp's temp_ext: a range makes it dynamic) ---------------------
+    Param("temperature", "temperature", 1.0, "temperature", lo=0.0, hi=100.0, ui_hi=5.0, step=0.05, group="main",
+          compare=True, url="T", help="0 = greedy (default 1: no scaling)"),
+    Param("dynatemp_range", "temperature", 0.0, "dynamic temperature range", lo=0.0, hi=100.0, ui_hi=3.0, step=0.05,
+          group="llama", url="dyn", help="0 = off; T varies in [T - range, T + range] with the entropy (llama.cpp)"),
+    Param("dynatemp_exponent", "temperature", 1.0, "dynamic temperature exponent", lo=0.0, hi=100.0, lo_open=True,
+          ui_lo=0.1, ui_hi=5.0, step=0.05, group="llama", url="dyn_exp",
+          help="how the normalised entropy maps to T (llama.cpp's dynatemp exponent)"),
+    # --- truncation -----------------------------------------------------------------------
+    Param("top_k", "top-k", 0, "top-k", kind="int", lo=0, compare=True, step=1, help="0 = off"),
+    Param("top_p", "top-p", 1.0, "top-p", lo=0.0, hi=1.0, lo_open=True, compare=True, help="1 = off"),
+    Param("min_p", "min-p", 0.0, "min-p", lo=0.0, hi=1.0, compare=True, help="0 = off"),
+    Param("typical_p", "typical-p", 1.0, "typical-p", lo=0.0, hi=1.0, lo_open=True, help="1 = off"),
+    Param("top_n_sigma", "top-n-sigma", 0.0, "top-n-sigma", lo=-1.0, hi=100.0, ui_lo=0.0, ui_hi=5.0, step=0.05,
+          group="llama", url="nsigma", help="<= 0 = off; keep logits within n standard deviations of the best"),
+    Param("xtc_probability", "xtc", 0.0, "XTC probability", lo=0.0, hi=1.0, group="llama", url="xtc_p",
+          help="0 = off; chance per step that XTC removes the top choices"),
+    Param("xtc_threshold", "xtc", 0.1, "XTC threshold", lo=0.0, hi=1.0, group="llama", url="xtc_t",
+          help="tokens at or above this probability are 'top choices' (> 0.5 turns XTC off)"),
+    # --- penalties --------------------------------------------------------------------------
+    Param("repetition_penalty", "repetition-penalty", 1.0, "repetition penalty", lo=0.0, hi=100.0, lo_open=True,
+          ui_lo=0.5, ui_hi=2.0, group="penalties", compare=True, url="rep", help="1 = off (multiplicative, CTRL)"),
+    Param("presence_penalty", "presence-penalty", 0.0, "presence penalty", lo=-2.0, hi=2.0, step=0.05,
+          group="penalties", url="presence", help="0 = off (OpenAI, output tokens)"),
+    Param("frequency_penalty", "frequency-penalty", 0.0, "frequency penalty", lo=-2.0, hi=2.0, step=0.05,
+          group="penalties", url="frequency", help="0 = off (OpenAI, output tokens)"),
+    Param("penalty_include_prompt", "presence-penalty", False, "penalty_include_prompt", kind="bool",
+          group="penalties", url="pen_prompt", cli="--penalize-prompt",
+          help="presence/frequency also count prompt tokens"),
+    Param("repetition_window", "repetition-penalty", -1, "repetition window", kind="int", lo=-1, step=1,
+          group="penalties", url="rep_window", help="repetition penalty looks at the last N tokens (0 = all; "
+          "-1, the default: the preset's convention, 64 for llama.cpp)"),
+    Param("no_repeat_ngram_size", "no-repeat-ngram", 0, "no-repeat n-gram size", kind="int", lo=0, step=1,
+          group="penalties", url="ngram", help="0 = off"),
+    Param("dry_multiplier", "dry", 0.0, "DRY multiplier", lo=0.0, hi=100.0, ui_hi=5.0, step=0.05, group="llama",
+          url="dry", help="0 = off; DRY (don't repeat yourself) penalty strength"),
+    Param("dry_base", "dry", 1.75, "DRY base", lo=1.0, hi=100.0, ui_hi=4.0, step=0.05, group="llama", url="dry_base",
+          help="the penalty grows as base ** (match length - allowed length)"),
+    Param("dry_allowed_length", "dry", 2, "DRY allowed length", kind="int", lo=1, hi=1000, step=1, group="llama",
+          url="dry_len", help="repeats up to this many tokens are not penalised"),
+    Param("dry_penalty_last_n", "dry", -1, "DRY window", kind="int", lo=-1, step=1, group="llama", url="dry_n",
+          help="how many recent tokens DRY scans (-1 = all, 0 = off)"),
+    Param("logit_bias", "logit-bias", (), "logit bias", kind="bias", group="penalties", url="bias",
+          help="'token id:bias, …' added to the logits (-100 bans a token)"),
+    # --- the selector ----------------------------------------------------------------------
+    Param("seed", "", 0, "seed", kind="int", lo=0, hi=2**63 - 1, none_ok=True, group="main", compare=True, step=1,
+          help="random seed of the sampler"),
+)
+
+#: key -> Param, in display order.
+PARAMS: dict[str, Param] = {p.key: p for p in _ROWS}
+
+
+def params_of(stage: str) -> list[Param]:
+    """The rows that configure one stage, e.g. ``params_of("dry")``."""
+    return [p for p in _ROWS if p.stage == stage]

@@ -1,0 +1,56 @@
+"""Controls built from the core's parameter table.
+
+``param_control`` turns one ``decoding_lab.params.Param`` into a gradio component: a
+slider when the table gives a range a slider can show, a number box for whole numbers and
+unbounded knobs, a checkbox for a yes/no option and a text box for the logit bias. The
+Explorer and every Compare column are loops over the table, so a new row appears in both
+without another edit, with the same range the core enforces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab.params import PARAMS, Param, params_of
+from decoding_lab.ui.i18n import t
+from decoding_lab.ui.state import Labels, control_value
+
+
+def elem_id(p: Param, prefix: str = "") -> str:
+    """``top-p`` for a stage's first knob (the stage's own name), ``xtc-threshold`` for the others."""
+    first = bool(p.stage) and params_of(p.stage)[0] is p
+    return prefix + (p.stage if first else p.key.replace("_", "-"))
+
+
+def has_info(lang: str, key: str) -> bool:
+    return t(lang, key + "_info") != key + "_info"
+
+
+def param_control(p: Param, L: Labels, lang: str, value: Any = None, prefix: str = "", box: bool = False,
+                  **kw: Any) -> Any:
+    """One control for ``p``, labelled through ``L`` so a language switch relabels it. ``box``
+    asks for a number box even where a slider fits (Compare's narrow columns).
+
+    Number boxes carry no gradio minimum/maximum: the core's check refuses an out-of-range
+    value with a message that names the knob and its bound, where gradio would say only
+    "Value 1.5 is greater than maximum value 1.0"."""
+    value = control_value(p, p.default) if value is None else value
+    common: dict[str, Any] = {"label": t(lang, p.key), "elem_id": elem_id(p, prefix), **kw}
+    if has_info(lang, p.key) and kw.get("info", True) is not None:
+        common["info"] = t(lang, p.key + "_info")
+    common = {k: v for k, v in common.items() if v is not None}
+    if p.kind == "bool":
+        comp = gr.Checkbox(value=bool(value), **common)
+    elif p.kind == "bias":
+        comp = gr.Textbox(value or "", max_lines=1, **common)
+    elif p.slider_range is not None and not box:
+        lo, hi = p.slider_range
+        comp = gr.Slider(lo, hi, value=value, step=p.step, **common)
+    else:
+        comp = gr.Number(value, precision=0 if p.integer else None, step=p.step if not p.integer else 1, **common)
+    return L(comp, p.key)
+
+
+def group_keys(group: str) -> list[str]:
+    return [k for k, p in PARAMS.items() if p.group == group]
