@@ -214,7 +214,7 @@ def tilt_cost(lm: Any, tokens: int = 12, configs: tuple[tuple[int, int], ...] = 
     greedy rollout of ``rollout_tokens``) against the plain chain, both at T = 0.7 with seed 0, on the
     addition problem "What is 2 + 5?". Plain and tilted runs alternate, round by round; medians.
     ``stage_ms`` is the time the tilt stage itself took per token (read from its records)."""
-    from decoding_lab.multisample.tasks import get_task
+    from decoding_lab.tasks.sets import get_task
     from decoding_lab.multisample.tilt import RolloutPotential, VerifierTilt
     from decoding_lab.stepper import Stepper
     task = get_task("addition")
@@ -254,10 +254,7 @@ def tilt_cost(lm: Any, tokens: int = 12, configs: tuple[tuple[int, int], ...] = 
 
 def grammar_cost(lm: Any) -> dict[str, Any] | None:
     """Mask time per token against the forward pass, greedy under the JSON preset."""
-    try:
-        from decoding_lab.grammar import benchmark_mask, preset, preset_prompt
-    except ImportError:
-        return None
+    from decoding_lab.grammar import benchmark_mask, preset, preset_prompt
     return benchmark_mask(lm, preset("json-person"), n_tokens=48, prompt=preset_prompt("json-person"))
 
 

@@ -14,12 +14,11 @@ pick from it (argmax for greedy, a seeded multinomial draw for sampling).
 from __future__ import annotations
 
 import math
-import time
 
 import torch
 
 from decoding_lab.errors import DeadEndError, SettingsError
-from decoding_lab.stages import History, Stage, StageRecord, make_record
+from decoding_lab.stages import History, Stage, StageRecord
 from decoding_lab.stats import probs
 
 __all__ = ["DeadEndError", "run_chain", "apply_stages", "check_logits", "select_greedy", "select_sample",

@@ -93,12 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_extra_commands(sub: Any) -> None:
-    """Commands provided by optional modules (sweeps, benchmarks) register here."""
-    for module in ("decoding_lab.multisample.cli", "decoding_lab.bench"):
-        try:
-            mod = __import__(module, fromlist=["register"])
-        except ImportError:
-            continue
+    """The experiments' and the benchmark's subcommands register here (imported when the
+    parser is built, so ``step`` and ``generate`` do not pay for them at import time)."""
+    from decoding_lab import bench
+    from decoding_lab.experiments import cli as experiments_cli
+    for mod in (experiments_cli, bench):
         mod.register(sub)
 
 

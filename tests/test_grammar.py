@@ -7,8 +7,6 @@ strategy; ``TINY_TOKENS`` gives its 96 ids a meaning (bytes) so a grammar can be
 from __future__ import annotations
 
 import copy
-import doctest
-import importlib
 import json
 import time
 from pathlib import Path
@@ -441,10 +439,3 @@ def test_smollm2_healing(smol_vocab):
     prefix = h.removed_text.encode()
     assert ids[-1] in h.stage.allowed_ids() and len(allowed) > 5
     assert all(b.startswith(prefix) or prefix.startswith(b) for b in allowed)
-
-
-def test_doctests():
-    for name in ("constraints", "stage", "vocab", "healing"):
-        mod = importlib.import_module(f"decoding_lab.grammar.{name}")
-        result = doctest.testmod(mod)
-        assert result.failed == 0, name

@@ -98,7 +98,7 @@ def test_bad_regex_is_a_message_and_steps_survive(page):
 
 def test_constrained_vs_free_and_healing(page, smollm):
     from decoding_lab.grammar import healing_demo, preset_prompt
-    from decoding_lab.grammar.compare import answer_prefix_ids
+    from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids
     from decoding_lab.ui.grammar_tab import HEAL_PREFIX
     from decoding_lab.ui.plots import show_token
 

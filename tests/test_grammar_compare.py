@@ -1,4 +1,4 @@
-"""Constrained vs free (``decoding_lab.grammar.compare``): constrained outputs always validate,
+"""Constrained vs free (``decoding_lab.experiments.constrained_vs_free``): constrained outputs always validate,
 free ones are measured by the same checker; answer accuracy both ways.
 
 Fast tests run on a tiny random model that carries a hand-made vocabulary; the ``real``
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from decoding_lab.grammar import GrammarTokenizer, build_constraint, choices, json_schema, preset, regex
-from decoding_lab.grammar.compare import (AnswerAccuracy, AnswerTask, CheckedSample, ConstrainedVsFree, TaskOutcome,
+from decoding_lab.experiments.constrained_vs_free import (AnswerAccuracy, AnswerTask, CheckedSample, ConstrainedVsFree, TaskOutcome,
                                           answer_accuracy, builtin_tasks, check_sample, constrained_vs_free, salvage,
                                           why_invalid)
 from decoding_lab.settings import SamplingSettings

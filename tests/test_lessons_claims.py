@@ -268,10 +268,10 @@ def _cell(d, T, trunc="none"):
 def _sweep_curve(smollm, gemma):
     """The numbers the lesson quotes, read from the shipped file; the file's pass@k recomputed from
     its per-problem outcomes; and a slice of the T = 1 cell re-run live must give the same outcomes."""
-    from decoding_lab.multisample.grid import Cell, SweepConfig
+    from decoding_lab.experiments.grid import Cell, SweepConfig
     from decoding_lab.multisample.passk import pass_at_k
-    from decoding_lab.multisample.sweep import run_cell
-    from decoding_lab.multisample.tasks import get_task
+    from decoding_lab.experiments.sweep import run_cell
+    from decoding_lab.tasks.sets import get_task
     d = _sweep()
     quoted = {0.0: (0.56, 0.56), 1.0: (0.21, 0.98), 1.3: (0.05, 0.64), 0.7: (None, 0.98)}
     for T, (p1, p16) in quoted.items():
@@ -307,15 +307,15 @@ def _best_t(smollm, gemma):
 
 # --------------------------------------------------------------------------- lesson 11: tilted temperature
 def _ctd():
-    from decoding_lab.multisample import ctd_report
-    from decoding_lab.multisample.sweep import ASSET_DIR
+    from decoding_lab.experiments import ctd_report
+    from decoding_lab.experiments.sweep import ASSET_DIR
     return ctd_report, ctd_report.load_ctd(ASSET_DIR / "smollm2-135m-instruct_addition_ctd.json")
 
 
 @check("ctd-shipped-result")
 def _ctd_result(smollm, gemma):
     """The shipped CTD file's numbers, and its fit re-done from the sweep's own samples."""
-    from decoding_lab.multisample.calibration import fit_ctd
+    from decoding_lab.experiments.calibration import fit_ctd
     R, ctd = _ctd()
     fit = ctd["fit"]
     assert fit["samples"] == 400 and fit["pass_rate"] == pytest.approx(0.195, abs=1e-9)
@@ -342,8 +342,8 @@ def _ctd_bins(smollm, gemma):
 
 
 def _tilt(smollm, **kw):
-    from decoding_lab.multisample.tasks import get_task
-    from decoding_lab.multisample.tilt_run import TiltConfig, run_tilted
+    from decoding_lab.tasks.sets import get_task
+    from decoding_lab.experiments.tilt_run import TiltConfig, run_tilted
     task = get_task("addition")
     problem = task.problems(81, seed=0)[2]
     assert problem.prompt == "What is 2 + 5?"
@@ -396,10 +396,10 @@ def _penalty_sweep(smollm, gemma):
     problems 0-1 of the repetition-penalty cell re-run live with the same seeds."""
     import json
     from pathlib import Path
-    from decoding_lab.multisample.grid import Cell, SweepConfig
+    from decoding_lab.experiments.grid import Cell, SweepConfig
     from decoding_lab.multisample.passk import pass_at_k
-    from decoding_lab.multisample.sweep import run_cell
-    from decoding_lab.multisample.tasks import get_task
+    from decoding_lab.experiments.sweep import run_cell
+    from decoding_lab.tasks.sets import get_task
     d = json.loads((Path(__file__).resolve().parent.parent / PENALTY_SWEEP).read_text())
     cells = {c["penalty"]: c for c in d["cells"]}
 

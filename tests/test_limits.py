@@ -4,24 +4,19 @@ entry point with a message that names the value, the limit and the variable."""
 from __future__ import annotations
 
 import dataclasses
-import doctest
 
 import pytest
 
 from decoding_lab import limits
 from decoding_lab.determinism import greedy_variants
 from decoding_lab.limits import Limits, LimitsError
-from decoding_lab.multisample.grid import SweepConfig
+from decoding_lab.experiments.grid import SweepConfig
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import Stepper
 from decoding_lab.strategies import beam_search, greedy, sample
 
 PROMPT = [5, 17, 42, 8, 9]
-
-
-def test_doctests():
-    assert doctest.testmod(limits).failed == 0
 
 
 def test_defaults_and_environment(monkeypatch):

@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 import torch
 
-from decoding_lab.multisample import extract as X
+from decoding_lab.tasks import extract as X
 from decoding_lab.multisample import passk
-from decoding_lab.multisample.calibration import build_report, fit_ctd, fit_logistic
-from decoding_lab.multisample.sandbox import public_mode, run_python
+from decoding_lab.experiments.calibration import build_report, fit_ctd, fit_logistic
+from decoding_lab.tasks.sandbox import public_mode, run_python
 from decoding_lab.multisample.selection import (best_of_n, best_of_n_verified, majority_at_k, majority_correct,
                                                 majority_vote, sequence_score)
-from decoding_lab.multisample.sweep import (Cell, ProblemOutcome, SweepConfig, parse_penalty, parse_truncation,
+from decoding_lab.experiments.sweep import (Cell, ProblemOutcome, SweepConfig, parse_penalty, parse_truncation,
                                             repetition_rate, run_sweep)
-from decoding_lab.multisample.tasks import Problem, Task, get_task
+from decoding_lab.tasks.sets import Problem, Task, get_task
 from decoding_lab.multisample.tilt import RolloutPotential, VerifierTilt
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Temperature
@@ -187,7 +187,7 @@ def test_capitals_and_multiple_choice():
     assert t.verify(p, "It is Sydney.").answer == "Sydney"
     mc = get_task("mc-capitals")
     q = mc.problems(5, seed=1)[2]
-    assert q.options[X.LETTERS.index(q.answer)] in [c for _, c in __import__("decoding_lab.multisample.tasks",
+    assert q.options[X.LETTERS.index(q.answer)] in [c for _, c in __import__("decoding_lab.tasks.sets",
                                                                                   fromlist=["CAPITALS"]).CAPITALS]
     assert mc.verify(q, f"The answer is {q.answer}.").correct
     assert mc.verify(q, f"{q.options[X.LETTERS.index(q.answer)]} is the capital.").correct
@@ -329,7 +329,7 @@ def test_sweep_runs_caches_resumes_and_reports(tiny_lm, tmp_path):
     assert "texts" not in d["cells"][0]
     best = second.best_by_k()
     assert best[1]["pass"] == max(c.pass_at(1) for c in second.cells)
-    from decoding_lab.multisample.sweep import curve
+    from decoding_lab.experiments.sweep import curve
     assert [t for t, _, _ in curve(d, k=2)] == [0.0, 0.8, 2.0]
     assert [t for t, _, _ in curve(d, truncation="top-k=5")] == [0.0, 0.8, 2.0]
     assert curve(d, metric="mean_length")[0][2] is None
@@ -479,15 +479,15 @@ def test_rollout_potential_scores_candidates_with_the_verifier(tiny_lm):
 
 
 def test_sandbox_socket_block_fallback(monkeypatch):
-    from decoding_lab.multisample import sandbox
+    from decoding_lab.tasks import sandbox
     monkeypatch.setattr(sandbox, "isolation", lambda: "socket-block")
     r = run_python("import socket\ntry:\n    socket.socket()\nexcept OSError as e:\n    print('blocked:', e)")
     assert r.isolation.startswith("socket-block+") and r.stdout.startswith("blocked:")
 
 
 def test_compare_ctd_end_to_end_on_the_tiny_model(tiny_lm, tmp_path, monkeypatch):
-    from decoding_lab.multisample import tasks
-    from decoding_lab.multisample.calibration import compare_ctd, compare_ctd_from_sweep
+    from decoding_lab.tasks import sets as tasks
+    from decoding_lab.experiments.calibration import compare_ctd, compare_ctd_from_sweep
     monkeypatch.setitem(tasks.TASKS, "parity", ParityTask)
     rep = compare_ctd(tiny_lm, "parity", problems=6, n=4, temperatures=(0.5, 1.5), max_new_tokens=2, chat=False,
                       cache_dir=tmp_path)
@@ -506,7 +506,7 @@ def test_compare_ctd_end_to_end_on_the_tiny_model(tiny_lm, tmp_path, monkeypatch
 
 
 def test_shipped_sweeps_are_well_formed():
-    from decoding_lab.multisample.sweep import load_result, shipped_results
+    from decoding_lab.experiments.sweep import load_result, shipped_results
     for path in shipped_results():
         d = load_result(path)
         assert d["command"].startswith("python -m decoding_lab sweep ")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest_app import CHROMIUM, chromium, running_app
-from decoding_lab.multisample import ctd_report, sweep
+from decoding_lab.experiments import ctd_report, sweep
 
 pytestmark = pytest.mark.browser
 

@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 
-from decoding_lab.multisample.constrained import answer_after, answer_direct, compare_extractors
-from decoding_lab.multisample.tasks import get_task
+from decoding_lab.experiments.constrained_answers import answer_after, answer_direct, compare_extractors
+from decoding_lab.tasks.sets import get_task
 from decoding_lab.multisample.tilt import RolloutPotential, VerifierTilt
 from decoding_lab.settings import SamplingSettings
 

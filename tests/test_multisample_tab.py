@@ -21,7 +21,7 @@ from conftest_app import free_port
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 torch.set_num_threads(1)
 
-from decoding_lab.multisample import sweep  # noqa: E402
+from decoding_lab.experiments import sweep  # noqa: E402
 from decoding_lab.stages import SettingsError  # noqa: E402
 from decoding_lab.ui import multisample_tab as mt  # noqa: E402
 
@@ -210,7 +210,7 @@ def test_chinese_rerender(app):
 
 
 # --------------------------------------------------------------------------- calibrated temperature
-from decoding_lab.multisample import ctd_report  # noqa: E402
+from decoding_lab.experiments import ctd_report  # noqa: E402
 from decoding_lab.ui import ctd_view, tilt_view  # noqa: E402
 
 CTD = ctd_report.ctd_path_for(FILES[0]) if FILES else None
@@ -362,7 +362,7 @@ def test_stop_requests_hold_only_running_runs():
 
 
 def _run(tokens: list[int], eta: float, stop: str = "end of text", answer: str | None = "7") -> "object":
-    from decoding_lab.multisample.tilt_run import Candidate, TiltConfig, TiltRun, TiltStep
+    from decoding_lab.experiments.tilt_run import Candidate, TiltConfig, TiltRun, TiltStep
     steps = [TiltStep(i, [Candidate(t, f"<{t}>", 1.0, None if eta == 0 else 1.0, 1.0 + eta, None, 1.0)], t, f"<{t}>",
                       None if eta == 0 else t) for i, t in enumerate(tokens)]
     return TiltRun("What is 2 + 5?", "7", TiltConfig(eta=eta), steps, list(tokens), "", answer, answer == "7", True,

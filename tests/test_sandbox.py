@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from decoding_lab.multisample import sandbox
-from decoding_lab.multisample.sandbox import run_python
+from decoding_lab.tasks import sandbox
+from decoding_lab.tasks.sandbox import run_python
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux /proc")
 

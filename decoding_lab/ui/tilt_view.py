@@ -24,8 +24,8 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
-from decoding_lab.multisample import tilt_run as TR
-from decoding_lab.multisample.tasks import get_task
+from decoding_lab.experiments import tilt_run as TR
+from decoding_lab.tasks.sets import get_task
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.i18n import norm_lang
 from decoding_lab.ui.runtime import gpu

@@ -49,9 +49,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from decoding_lab.multisample import passk
-from decoding_lab.multisample.sweep import (Cell, ProblemOutcome, ProgressFn, StopFn, SweepConfig, run_cell,
+from decoding_lab.experiments.sweep import (Cell, ProblemOutcome, ProgressFn, StopFn, SweepConfig, run_cell,
                                             run_sweep)
-from decoding_lab.multisample.tasks import get_task
+from decoding_lab.tasks.sets import get_task
 from decoding_lab.stages import SettingsError
 
 T_MIN, T_MAX = 0.05, 3.0

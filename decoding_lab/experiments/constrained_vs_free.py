@@ -24,7 +24,7 @@ Worked example (``lm`` from ``decoding_lab.models.get_model``)::
 
 Run both from the shell::
 
-    python -m decoding_lab.grammar.compare --n 4 --threads 1
+    python -m decoding_lab.experiments.constrained_vs_free --n 4 --threads 1
 """
 
 from __future__ import annotations
@@ -257,12 +257,12 @@ class AnswerTask:
 
     def extract(self, text: str) -> str | None:
         """Pattern extraction of a free answer (the rules of ``multisample.extract``)."""
-        from decoding_lab.multisample.extract import extract_choice, extract_number
+        from decoding_lab.tasks.extract import extract_choice, extract_number
         return extract_choice(text, self.options) if self.kind == "choice" else extract_number(text)
 
     def read_constrained(self, text: str) -> str | None:
         """A constrained output already *is* the answer; only normalise it."""
-        from decoding_lab.multisample.extract import normalize_number
+        from decoding_lab.tasks.extract import normalize_number
         t = text.strip()
         if not t:
             return None
@@ -272,7 +272,7 @@ class AnswerTask:
 def builtin_tasks(n_choice: int = 8, n_integer: int = 8, seed: int = 0) -> list[AnswerTask]:
     """Capitals as A/B/C/D and single-digit sums (the ``mc-capitals`` and ``addition``
     generators of ``multisample.tasks``), phrased for a one-token answer."""
-    from decoding_lab.multisample.tasks import Addition, MultipleChoiceCapitals
+    from decoding_lab.tasks.sets import Addition, MultipleChoiceCapitals
 
     out: list[AnswerTask] = []
     if n_choice:

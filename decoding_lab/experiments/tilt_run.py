@@ -35,7 +35,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator
 
-from decoding_lab.multisample.tasks import Problem, Task
+from decoding_lab.tasks.sets import Problem, Task
 from decoding_lab.multisample.tilt import RolloutPotential, TiltExtra, VerifierTilt
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages.base import check_number

@@ -35,8 +35,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from decoding_lab.multisample import extract as X
-from decoding_lab.multisample.sandbox import check_code_allowed, run_python
+from decoding_lab.tasks import extract as X
+from decoding_lab.tasks.sandbox import check_code_allowed, run_python
 from decoding_lab.stages import SettingsError
 
 
@@ -298,6 +298,6 @@ def get_task(name: str) -> Task:
 
 
 def list_tasks() -> list[dict[str, str]]:
-    from decoding_lab.multisample.sandbox import public_mode
+    from decoding_lab.tasks.sandbox import public_mode
     return [{"name": n, "kind": t.kind, "description": t.description} for n, t in TASKS.items()
             if not (t.kind == "code" and public_mode())]

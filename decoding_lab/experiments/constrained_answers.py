@@ -27,21 +27,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from decoding_lab.multisample.tasks import Problem, Task
+from decoding_lab.errors import SettingsError
+from decoding_lab.grammar import GrammarMask, choices, regex
 from decoding_lab.settings import SamplingSettings
-from decoding_lab.stages import SettingsError
+from decoding_lab.strategies import greedy
+from decoding_lab.tasks.sets import Problem, Task
 
 ANSWER_CUE = "\nSo the final answer is"
 NUMBER_END = r"[.,;!\n ]"
 DIRECT_CUE = "The answer is"
-
-
-def grammar_available() -> bool:
-    try:
-        import decoding_lab.grammar  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _encode(lm: Any, text: str) -> list[int]:
@@ -52,7 +46,6 @@ def _encode(lm: Any, text: str) -> list[int]:
 
 
 def _constraint(space: dict[str, Any]) -> Any:
-    from decoding_lab.grammar import choices, regex
     if "choices" in space:
         return choices([" " + c for c in space["choices"]])
     if "regex" in space:
@@ -67,10 +60,6 @@ def _constraint(space: dict[str, Any]) -> Any:
 
 def constrained_answer(lm: Any, ids: Sequence[int], space: dict[str, Any], max_tokens: int = 8) -> str | None:
     """Greedy constrained continuation of ``ids``; the answer text, stripped (None if empty)."""
-    if not grammar_available():
-        raise SettingsError("constrained extraction needs decoding_lab.grammar (llguidance is not installed)")
-    from decoding_lab.grammar import GrammarMask
-    from decoding_lab.strategies import greedy
     stage = GrammarMask(_constraint(space), lm)
     out = greedy(lm, list(ids), SamplingSettings(temperature=0.0), max_new_tokens=max_tokens,
                  extra_stages={"grammar": stage})

@@ -155,7 +155,7 @@ def _run_interruptible(fn: Any) -> Any:
 
 
 def cmd_sweep(a: argparse.Namespace) -> None:
-    from decoding_lab.multisample.sweep import SweepConfig, run_sweep
+    from decoding_lab.experiments.sweep import SweepConfig, run_sweep
     config = SweepConfig(model=a.model or "", task=a.task, problems=a.problems, n=a.n, temperatures=a.temperatures,
                          truncations=a.truncations, penalties=a.penalties, max_new_tokens=a.max_new_tokens,
                          seed=a.seed, chat=a.chat, order=a.order)
@@ -200,8 +200,8 @@ def _summary(result: Any, out: Path) -> None:
 
 
 def cmd_calibrate(a: argparse.Namespace) -> None:
-    from decoding_lab.multisample.calibration import compare_ctd, compare_ctd_from_sweep
-    from decoding_lab.multisample.sweep import load_result
+    from decoding_lab.experiments.calibration import compare_ctd, compare_ctd_from_sweep
+    from decoding_lab.experiments.sweep import load_result
     sweep = load_result(a.from_sweep) if a.from_sweep else None
     lm, out, cache = _setup(a)
     t0 = time.perf_counter()
@@ -222,8 +222,8 @@ def cmd_calibrate(a: argparse.Namespace) -> None:
 def cmd_extract_compare(a: argparse.Namespace) -> None:
     """Sample n completions per problem, then read each one's answer twice: by pattern and by
     a constrained continuation; also ask each problem once with the constraint up front."""
-    from decoding_lab.multisample.constrained import compare_extractors
-    from decoding_lab.multisample.tasks import get_task
+    from decoding_lab.experiments.constrained_answers import compare_extractors
+    from decoding_lab.tasks.sets import get_task
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.strategies import sample
     task = get_task(a.task)
@@ -269,7 +269,7 @@ def report_lines(d: dict[str, Any]) -> list[str]:
 
 
 def cmd_sweep_report(a: argparse.Namespace) -> None:
-    from decoding_lab.multisample.sweep import load_result
+    from decoding_lab.experiments.sweep import load_result
     d = load_result(a.file)
     if a.json:
         for c in d["cells"]:

@@ -49,11 +49,11 @@ from typing import Any, Callable
 
 from decoding_lab.metrics import distinct_n, ngram_repetition_rate
 from decoding_lab.multisample import passk
-from decoding_lab.multisample.extract import EXTRACT_VERSIONS
-from decoding_lab.multisample.grid import (PENALTIES, TRUNCATIONS, Cell, SweepConfig, parse_penalty,  # noqa: F401
+from decoding_lab.tasks.extract import EXTRACT_VERSIONS
+from decoding_lab.experiments.grid import (PENALTIES, TRUNCATIONS, Cell, SweepConfig, parse_penalty,  # noqa: F401
                                            parse_truncation)
 from decoding_lab.multisample.selection import majority_vote
-from decoding_lab.multisample.tasks import Problem, Task, get_task
+from decoding_lab.tasks.sets import Problem, Task, get_task
 from decoding_lab.stages import SettingsError
 
 FORMAT = "decoding-lab-sweep/1"
