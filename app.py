@@ -16,7 +16,7 @@ limits.current()  # a bad DECODING_LAB_* limit stops the start with a message na
 demo = build_demo()
 
 if __name__ == "__main__":
-    from decoding_lab.ui.runtime import warm_up
+    from decoding_lab.ui.common.runtime import warm_up
 
     warm_up()  # load the default model in the background while the page comes up
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)

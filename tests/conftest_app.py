@@ -44,7 +44,7 @@ def running_app() -> Iterator[tuple[object, str]]:
 
 def explorer_args(**overrides: object) -> dict[str, object]:
     """Keyword arguments for the Explorer's step-like endpoints (greedy by default)."""
-    from decoding_lab.ui.state import DEFAULTS
+    from decoding_lab.ui.common.state import DEFAULTS
     args: dict[str, object] = {"model": "smollm2-135m-instruct", "hub_id": "", "prompt": "What is the capital of France?",
                                "chat": "chat", **DEFAULTS, "top_n": 20}
     args["temperature"] = 0.0

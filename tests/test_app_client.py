@@ -214,8 +214,8 @@ def test_beam_tree_and_alpha_ranking(client):
 
 # ----------------------------------------------------------------------------- sharing (no server needed)
 def test_url_round_trip():
-    from decoding_lab.ui import urlstate
-    from decoding_lab.ui.state import DEFAULTS
+    from decoding_lab.ui.common import urlstate
+    from decoding_lab.ui.common.state import DEFAULTS
     values = {**DEFAULTS, "temperature": 0.7, "top_p": 0.9, "order_preset": "custom", "custom_order": "top-k,temperature"}
     q = urlstate.encode("smollm2-135m-instruct", "Hi there", "raw", values, 30, "zh")
     from urllib.parse import parse_qsl

@@ -52,7 +52,7 @@ def test_steps_match_the_core(page, smollm):
     from decoding_lab.grammar import GrammarMask, preset, preset_prompt
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.stepper import Stepper
-    from decoding_lab.ui.plots import show_token
+    from decoding_lab.ui.common.plots import show_token
 
     set_number(page, "grammar-temperature", 0)
     set_number(page, "grammar-n-steps", 12)
@@ -100,7 +100,7 @@ def test_constrained_vs_free_and_healing(page, smollm):
     from decoding_lab.grammar import healing_demo, preset_prompt
     from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids
     from decoding_lab.ui.grammar_tab import HEAL_PREFIX
-    from decoding_lab.ui.plots import show_token
+    from decoding_lab.ui.common.plots import show_token
 
     page.get_by_label("preset").first.check()
     set_number(page, "grammar-cmp-n", 2)

@@ -15,8 +15,9 @@ from decoding_lab.params import PARAMS, Param, format_bias, parse_bias_text
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import STAGE_CLASSES
 from decoding_lab.stages.registry import STAGE_NAMES
-from decoding_lab.ui import compare, i18n, urlstate
-from decoding_lab.ui.state import DEFAULTS, SETTING_KEYS, settings_from_values, values_from_settings
+from decoding_lab.ui import compare
+from decoding_lab.ui.common import i18n, urlstate
+from decoding_lab.ui.common.state import DEFAULTS, SETTING_KEYS, settings_from_values, values_from_settings
 
 
 def test_every_row_is_a_settings_field_and_nothing_else_is():
@@ -63,7 +64,7 @@ def test_ui_controls_cover_every_row():
 def test_explorer_controls_and_slider_ranges_come_from_the_table():
     import gradio as gr
     from decoding_lab.ui.explorer import setting_controls
-    from decoding_lab.ui.state import Labels
+    from decoding_lab.ui.common.state import Labels
     with gr.Blocks():
         c = setting_controls(Labels())
     assert set(c) == set(SETTING_KEYS)

@@ -1,4 +1,4 @@
-"""Per-tab bounds in the app (``decoding_lab.ui.sessions``): idle state expires and is freed,
+"""Per-tab bounds in the app (``decoding_lab.ui.common.sessions``): idle state expires and is freed,
 and one tab runs one model job at a time without slowing the other tabs."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from gradio_client import Client
 from gradio_client.exceptions import AppError
 
 from conftest_app import explorer_args, running_app
-from decoding_lab.ui.sessions import EXPIRED, SessionJobs, gated
-from decoding_lab.ui.state import ExplorerSession
+from decoding_lab.ui.common.sessions import EXPIRED, SessionJobs, gated
+from decoding_lab.ui.common.state import ExplorerSession
 
 TTL = 3  # seconds, for this module's server only
 

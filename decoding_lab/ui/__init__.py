@@ -22,10 +22,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
-from decoding_lab.ui import explorer, explorer_handlers, extras, urlstate  # noqa: E402
-from decoding_lab.ui.i18n import LANGS, norm_lang, t  # noqa: E402
-from decoding_lab.ui.sessions import SessionJobs, queue_kwargs  # noqa: E402
-from decoding_lab.ui.state import SETTING_KEYS, Labels, merge_updates  # noqa: E402
+from decoding_lab.ui import explorer, explorer_handlers, extras
+from decoding_lab.ui.common import urlstate  # noqa: E402
+from decoding_lab.ui.common.i18n import LANGS, norm_lang, t  # noqa: E402
+from decoding_lab.ui.common.sessions import SessionJobs, queue_kwargs  # noqa: E402
+from decoding_lab.ui.common.state import SETTING_KEYS, Labels, merge_updates  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 

@@ -12,13 +12,13 @@ import gradio as gr
 import pandas as pd
 
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui import plots
+from decoding_lab.ui.common import plots
 from decoding_lab.ui.explorer import chat_choices, model_names
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.plots_beam import beam_tree_chart
-from decoding_lab.ui.runtime import gpu
-from decoding_lab.ui.sessions import SessionJobs, gated, session_state
-from decoding_lab.ui.state import Labels, guarded, with_params
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.plots_beam import beam_tree_chart
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import SessionJobs, gated, session_state
+from decoding_lab.ui.common.state import Labels, guarded, with_params
 
 
 def ended_candidates(tree: Any) -> list[dict[str, Any]]:
@@ -151,7 +151,7 @@ def build_and_wire(L: Labels, lang_state: Any, ex: Any, lang: str = "en",
 
     @guarded
     def on_export(lang, state):
-        from decoding_lab.ui.export import write_files
+        from decoding_lab.ui.common.export import write_files
         if not state:
             raise SettingsError("nothing to export yet: run beam search first")
         table = render("en", state)[ui.table]

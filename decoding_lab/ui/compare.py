@@ -18,13 +18,13 @@ import pandas as pd
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui import plots
+from decoding_lab.ui.common import plots
 from decoding_lab.ui.explorer import chat_choices, model_names
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.runtime import gpu
-from decoding_lab.ui.sessions import SessionJobs, gated, session_state
-from decoding_lab.ui.controls import param_control
-from decoding_lab.ui.state import DEFAULTS, Labels, as_number, guarded, values_from_settings, with_params
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import SessionJobs, gated, session_state
+from decoding_lab.ui.common.controls import param_control
+from decoding_lab.ui.common.state import DEFAULTS, Labels, as_number, guarded, values_from_settings, with_params
 
 MAX_COLS = 4
 #: Each column's settings: the strategy, every row of the parameter table, the order, the beam knobs.
@@ -253,7 +253,7 @@ def _wire(ui: SimpleNamespace, lang_state: Any, ex: Any, jobs: SessionJobs | Non
 
     @guarded
     def on_export(lang, results):
-        from decoding_lab.ui.export import write_files
+        from decoding_lab.ui.common.export import write_files
         if not results:
             raise SettingsError("nothing to export yet: run a comparison first")
         payload = {"runs": [{"label": label, **r.to_json()} for label, r in results if r is not None]}

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 
 from decoding_lab.experiments import ctd_report as R
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.i18n import norm_lang
+from decoding_lab.ui.common.i18n import norm_lang
 
 KS = (1, 2, 4, 8, 16)
 

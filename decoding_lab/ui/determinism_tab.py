@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 
 from decoding_lab.determinism import VARIANTS, greedy_variants
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.i18n import norm_lang
-from decoding_lab.ui.sessions import SessionJobs, gated, session_state
+from decoding_lab.ui.common.i18n import norm_lang
+from decoding_lab.ui.common.sessions import SessionJobs, gated, session_state
 
 S = {
     "en": {"intro": "Greedy decoding (temperature 0) of one prompt along different numerical paths. Where two "

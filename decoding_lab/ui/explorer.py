@@ -9,12 +9,12 @@ import gradio as gr
 
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
-from decoding_lab.ui import plots
+from decoding_lab.ui.common import plots
 from decoding_lab.ui.explorer_views import TABLE_KEYS
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.sessions import session_state
-from decoding_lab.ui.controls import group_keys, param_control
-from decoding_lab.ui.state import CUSTOM, DEFAULTS, Labels
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.sessions import session_state
+from decoding_lab.ui.common.controls import group_keys, param_control
+from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
 
 
 def model_names() -> list[str]:

@@ -19,11 +19,11 @@ from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import SessionError, Stepper
 from decoding_lab.ui import explorer_views as views
-from decoding_lab.ui import plots, urlstate
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.runtime import gpu
-from decoding_lab.ui.sessions import SessionJobs, gated
-from decoding_lab.ui.state import CUSTOM, SETTING_KEYS, ExplorerSession, guarded, settings_from_values, with_params
+from decoding_lab.ui.common import plots, urlstate
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import SessionJobs, gated
+from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, ExplorerSession, guarded, settings_from_values, with_params
 
 N_CONTROLS = 4 + len(SETTING_KEYS) + 1  # model, hub, prompt, chat, settings…, top_n
 CURVE_GRID = stats.default_temperature_grid(n=32)  # H(T) is smooth: 32 points draw it well
@@ -215,7 +215,7 @@ def wire(ui: Any, lang_state: Any, jobs: SessionJobs | None = None) -> dict[str,
 
     @guarded
     def on_export(lang, session):
-        from decoding_lab.ui.export import write_files
+        from decoding_lab.ui.common.export import write_files
         if session is None:
             raise SessionError("nothing to export yet: step first")
         st = session.stepper

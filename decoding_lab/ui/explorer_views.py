@@ -7,8 +7,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.plots import show_token
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.plots import show_token
 
 TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
               "col_kept", "col_forced", "col_ms")

@@ -14,9 +14,9 @@ import gradio as gr
 
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.sessions import SessionJobs, gated
-from decoding_lab.ui.state import SETTING_KEYS, guarded, values_from_settings
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.sessions import SessionJobs, gated
+from decoding_lab.ui.common.state import SETTING_KEYS, guarded, values_from_settings
 
 
 def _module(name: str) -> Any:

@@ -37,11 +37,11 @@ from decoding_lab.grammar import PRESETS, GrammarMask, build_constraint, preset,
 from decoding_lab.grammar.stage import GrammarExtra, mask_seconds_per_token
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.i18n import norm_lang
-from decoding_lab.ui.plots import BLUE, FONT, ORANGE, show_token
-from decoding_lab.ui.runtime import gpu
-from decoding_lab.ui.sessions import SessionJobs, gated, session_state
-from decoding_lab.ui.state import as_number
+from decoding_lab.ui.common.i18n import norm_lang
+from decoding_lab.ui.common.plots import BLUE, FONT, ORANGE, show_token
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import SessionJobs, gated, session_state
+from decoding_lab.ui.common.state import as_number
 
 KINDS = ("preset", "regex", "json_schema", "choices", "lark", "gbnf")
 TOP_N = 40            # rows of the raw distribution each trace keeps (the forbidden table reads them)

@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from decoding_lab.lessons import Lesson, load_lessons
-from decoding_lab.ui.i18n import norm_lang
+from decoding_lab.ui.common.i18n import norm_lang
 
 S: dict[str, dict[str, str]] = {
     "en": {"pick": "Lessons", "teacher": "Teacher mode (large type, one idea per screen)", "prev": "◀ Previous",

@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from decoding_lab.experiments import sweep
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui import ctd_view, tilt_view
-from decoding_lab.ui.i18n import norm_lang
+from decoding_lab.ui.common.i18n import norm_lang
 
 KS = (1, 2, 4, 8, 16)
 METRICS = ("pass_at_k", "self_consistency", "mean_length", "repetition_4gram", "distinct2", "no_answer")

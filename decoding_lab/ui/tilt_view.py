@@ -27,10 +27,10 @@ import plotly.graph_objects as go
 from decoding_lab.experiments import tilt_run as TR
 from decoding_lab.tasks.sets import get_task
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.i18n import norm_lang
-from decoding_lab.ui.runtime import gpu
-from decoding_lab.ui.sessions import SessionJobs, gated, session_state
-from decoding_lab.ui.state import as_number, guarded, with_params
+from decoding_lab.ui.common.i18n import norm_lang
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import SessionJobs, gated, session_state
+from decoding_lab.ui.common.state import as_number, guarded, with_params
 
 TASK = "addition"
 DEFAULTS: dict[str, Any] = {"problem": 2, "eta": 10.0, "temperature": 0.0, "top_m": 4, "rollout_tokens": 16,

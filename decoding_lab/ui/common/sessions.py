@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 import gradio as gr
 
 from decoding_lab import limits
-from decoding_lab.ui.i18n import t
+from decoding_lab.ui.common.i18n import t
 
 log = logging.getLogger(__name__)
 

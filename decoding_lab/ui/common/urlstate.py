@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
-from decoding_lab.ui.state import CUSTOM, DEFAULTS, INT_KEYS
+from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, INT_KEYS
 
 #: control key -> short URL key, one per row of the core's parameter table
 URL_KEYS: dict[str, str] = {k: p.url_key for k, p in PARAMS.items()}

@@ -8,18 +8,16 @@ process); the stepper holds a reference whose ``__deepcopy__`` keeps it shared.
 
 from __future__ import annotations
 
-import functools
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gradio as gr
 
-from decoding_lab.errors import USER_ERRORS
 from decoding_lab.params import PARAMS, Param, format_bias, parse_bias_text
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.i18n import t
+from decoding_lab.ui.common.i18n import t
 
 CUSTOM = "custom"
 ORDER_CHOICES = [*PRESET_ORDERS, CUSTOM]
@@ -95,35 +93,8 @@ class ExplorerSession:
 
 
 # ----------------------------------------------------------------------------- errors
-def user_error(lang: str, exc: BaseException) -> gr.Error:
-    """A clear, translated error for the toast; the session's state is left as it was."""
-    key = "model_error" if type(exc).__name__ == "ModelError" else "bad_input"
-    return gr.Error(t(lang, key, msg=str(exc)), title=t(lang, "error"), print_exception=False)
-
-
-def guarded(fn: Callable) -> Callable:
-    """Turn the core's user errors into ``gr.Error``; the handler's first argument is ``lang``
-    when it is a string (all our handlers take the language as first input)."""
-
-    def lang_of(args: tuple) -> str:
-        return args[0] if args and isinstance(args[0], str) else "en"
-
-    if _is_gen(fn):
-        @functools.wraps(fn)
-        def gen_wrapper(*args: Any, **kw: Any):
-            try:
-                yield from fn(*args, **kw)
-            except USER_ERRORS as e:
-                raise user_error(lang_of(args), e) from None
-        return gen_wrapper
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kw: Any):
-        try:
-            return fn(*args, **kw)
-        except USER_ERRORS as e:
-            raise user_error(lang_of(args), e) from None
-    return wrapper
+# One decorator and one message format for every tab: see ``errors``.
+from decoding_lab.ui.common.errors import guarded, user_error  # noqa: E402,F401
 
 
 def with_params(fn: Callable, names: list[str]) -> Callable:

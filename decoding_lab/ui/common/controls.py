@@ -13,8 +13,8 @@ from typing import Any
 import gradio as gr
 
 from decoding_lab.params import PARAMS, Param, params_of
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.state import Labels, control_value
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.state import Labels, control_value
 
 
 def elem_id(p: Param, prefix: str = "") -> str:

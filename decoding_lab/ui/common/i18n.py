@@ -9,7 +9,7 @@ A key missing from Chinese falls back to English, so a new control never shows a
 
 from __future__ import annotations
 
-from decoding_lab.ui import i18n_params
+from decoding_lab.ui.common import i18n_params
 
 LANGS: dict[str, str] = {"en": "English", "zh": "简体中文"}
 
@@ -61,7 +61,7 @@ EN: dict[str, str] = {
     "loading": "Loading {model} (first time can take a minute)…",
     "busy": "This session is busy with another action; wait or press Stop.",
     "no_session": "Nothing to show yet: press Step or Reset first.",
-    "error": "Error", "bad_input": "Invalid input: {msg}", "model_error": "Model error: {msg}",
+    "busy_title": "Busy", "error": "Error", "bad_input": "Invalid input: {msg}", "model_error": "Model error: {msg}",
     "custom": "custom",
     # compare
     "cmp_intro": "Run the same model and prompt with 2–4 decoding settings side by side.",
@@ -124,7 +124,7 @@ ZH: dict[str, str] = {
     "stale_prompt": "模型或提示词已更改：请点击“重置”以使用新设置（继续单步仍沿用旧提示词）。",
     "settings_next": "设置从下一步开始生效。", "loading": "正在加载 {model}（首次可能需要一分钟）…",
     "busy": "此会话正在执行另一个操作；请稍候或点击“停止”。", "no_session": "暂无内容：请先点击“单步”或“重置”。",
-    "error": "错误", "bad_input": "输入无效：{msg}", "model_error": "模型错误：{msg}", "custom": "自定义",
+    "busy_title": "忙碌中", "error": "错误", "bad_input": "输入无效：{msg}", "model_error": "模型错误：{msg}", "custom": "自定义",
     "cmp_intro": "用同一模型和提示词，并排运行 2–4 组解码设置。", "cmp_columns": "列数", "cmp_strategy": "策略",
     "greedy": "贪心", "beam": "束搜索", "sample": "采样", "num_beams": "束宽", "length_penalty": "长度惩罚 α",
     "max_new_tokens": "最多新词元数", "cmp_run": "并排运行", "cmp_more": "更多设置", "cmp_send": "把这组设置发送到“探索”",
@@ -158,6 +158,26 @@ def norm_lang(lang: str | None) -> str:
 
 
 def t(lang: str | None, key: str, **kw: object) -> str:
+    """The string ``key`` in ``lang``; a key missing from Chinese falls back to English, and a key
+    missing from both comes back as itself (a test checks that every key in use exists)."""
     table = STRINGS[norm_lang(lang)]
     text = table.get(key, EN.get(key, key))
     return text.format(**kw) if kw else text
+
+
+def register(namespace: str, en: dict[str, str], zh: dict[str, str]) -> None:
+    """Add a tab's own strings as ``<namespace>.<key>`` (each tab keeps its strings beside it)."""
+    EN.update({f"{namespace}.{k}": v for k, v in en.items()})
+    ZH.update({f"{namespace}.{k}": v for k, v in zh.items()})
+
+
+class Namespace:
+    """``tr = Namespace("grammar")``; ``tr(lang, "kind")`` reads ``grammar.kind``, else the shared
+    ``kind`` (so a tab can use the common words without copying them)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, lang: str | None, key: str, **kw: object) -> str:
+        full = f"{self.name}.{key}"
+        return t(lang, full if full in EN else key, **kw)

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from decoding_lab.ui.i18n import t
+from decoding_lab.ui.common.i18n import t
 
 BLUE, ORANGE, GREY, LIGHT = "#2563eb", "#f97316", "#b8bec8", "#93c5fd"
 PALETTE = ["#2563eb", "#f97316", "#16a34a", "#9333ea"]

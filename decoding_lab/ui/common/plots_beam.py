@@ -12,8 +12,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from decoding_lab.ui.i18n import t
-from decoding_lab.ui.plots import BLUE, FONT, GREY, ORANGE, show_token
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.plots import BLUE, FONT, GREY, ORANGE, show_token
 
 STATUS_STYLE = {  # status -> (colour, symbol, size)
     "live": (BLUE, "circle", 11),
