@@ -119,23 +119,21 @@ def _prompt_ids(lm: Any, a: argparse.Namespace) -> list[int]:
 
 
 def _read(path: str, what: str) -> str:
-    try:
-        return open(path, encoding="utf-8").read()
-    except OSError as e:
-        raise CliError(f"cannot read the {what} file {path!r}: {e.strerror}") from None
+    from decoding_lab.limits import read_text_file
+    return read_text_file(path, what)   # a regular file, size-capped, UTF-8
 
 
 def _grammar_stages(lm: Any, a: argparse.Namespace) -> dict:
     """A grammar mask from --json-schema FILE, --regex, --choices a,b,c or --grammar FILE."""
-    if not any(getattr(a, k, None) for k in ("json_schema", "regex", "choices", "grammar")):
-        return {}
+    if all(getattr(a, k, None) is None for k in ("json_schema", "regex", "choices", "grammar")):
+        return {}   # (an empty --choices "" is given, and refused below: never silently unconstrained)
     from decoding_lab.grammar import GrammarMask, build_constraint
-    if a.json_schema:
+    if a.json_schema is not None:
         constraint = build_constraint("json_schema", _read(a.json_schema, "JSON schema"))
-    elif a.regex:
+    elif a.regex is not None:
         constraint = build_constraint("regex", a.regex)
-    elif a.choices:
-        constraint = build_constraint("choices", [c for c in a.choices.split(",") if c])
+    elif a.choices is not None:
+        constraint = build_constraint("choices", [c for c in a.choices.split(",") if c.strip()])
     else:
         text = _read(a.grammar, "grammar")
         constraint = build_constraint("gbnf" if "::=" in text else "lark", text)

@@ -20,6 +20,12 @@ when it starts.
 |                              |      | its last change |
 | ``DECODING_LAB_MAX_SESSIONS`` | 200 | tabs gradio keeps any state for (a few MB each, even idle: |
 |                               |     | the last value of every component); the least recently used go first |
+| ``DECODING_LAB_MAX_GRAMMAR_CHARS`` | 20000 | characters of a regex, schema, grammar or list of choices |
+| ``DECODING_LAB_MAX_CHOICES`` | 1000 | strings in a list of choices |
+| ``DECODING_LAB_MAX_GRAMMAR_DEPTH`` | 32 | nesting depth of a JSON schema (objects and lists inside each other) |
+| ``DECODING_LAB_GRAMMAR_SECONDS`` | 10 | seconds one grammar may take to compile (in its own small worker pool) |
+| ``DECODING_LAB_GRAMMAR_WORKERS`` | 2 | grammars compiling at once (all visitors); one more is refused as busy |
+| ``DECODING_LAB_MAX_FILE_BYTES`` | 1000000 | size of a file the CLI reads (schema, grammar, sweep report) |
 | ``DECODING_LAB_PUBLIC`` | off | public deployment: Hub ids only from the allow-list, no model-written code |
 | ``DECODING_LAB_ALLOWED_MODELS`` | empty | comma-separated Hub ids allowed in public mode (``*``: any) |
 
@@ -70,6 +76,12 @@ class Limits:
     session_jobs: int = 1
     session_ttl: float = 1800.0
     max_sessions: int = 200
+    max_grammar_chars: int = 20_000
+    max_choices: int = 1000
+    max_grammar_depth: int = 32
+    grammar_seconds: float = 10.0
+    grammar_workers: int = 2
+    max_file_bytes: int = 1_000_000
     public: bool = False
     allowed_models: tuple[str, ...] = ()
 
@@ -84,7 +96,8 @@ class Limits:
             elif f.name == "allowed_models":
                 values["allowed_models"] = tuple(m.strip() for m in raw.split(",") if m.strip())
             elif raw:
-                values[f.name] = _parse(PREFIX + f.name.upper(), raw, float if f.name == "session_ttl" else int)
+                values[f.name] = _parse(PREFIX + f.name.upper(), raw,
+                                        float if f.name in ("session_ttl", "grammar_seconds") else int)
         return cls(**values)
 
     def model_allowed(self, hub_id: str) -> str | None:
@@ -164,3 +177,44 @@ def check_sweep_samples(total: int, limits: Limits | None = None) -> None:
     if total > lim.max_sweep_samples:
         raise SettingsError(f"this sweep would draw {total} samples; the limit here is {lim.max_sweep_samples} "
                             f"({PREFIX}MAX_SWEEP_SAMPLES): fewer problems, samples or grid cells")
+
+
+def check_text_size(what: str, text: str, limits: Limits | None = None) -> str:
+    """A constraint's text may be at most ``DECODING_LAB_MAX_GRAMMAR_CHARS`` characters."""
+    lim = limits or current()
+    if len(text) > lim.max_grammar_chars:
+        raise SettingsError(f"the {what} has {len(text):,} characters; at most {lim.max_grammar_chars:,} are allowed "
+                            f"({PREFIX}MAX_GRAMMAR_CHARS)")
+    return text
+
+
+#: Result files (sweeps, CTD reports) are larger than a grammar: the shipped sweep is 1.3 MB.
+RESULT_FILE_BYTES = 64_000_000
+
+
+def read_text_file(path: str | os.PathLike, what: str, limits: Limits | None = None, max_bytes: int | None = None) -> str:
+    """A text file: regular files only (not /dev/zero, a FIFO or a directory), at most
+    ``max_bytes`` (default ``DECODING_LAB_MAX_FILE_BYTES``) bytes, valid UTF-8. Never reads
+    past the cap, so a huge or endless file costs at most the cap in memory."""
+    import stat
+    lim = limits or current()
+    cap = max_bytes if max_bytes is not None else lim.max_file_bytes
+    path = os.fspath(path)
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        raise SettingsError(f"cannot read the {what} file {path!r}: {e.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SettingsError(f"the {what} file {path!r} is not a regular file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(cap + 1)
+    except OSError as e:
+        raise SettingsError(f"cannot read the {what} file {path!r}: {e.strerror}") from None
+    if len(data) > cap:
+        where = f" ({PREFIX}MAX_FILE_BYTES)" if max_bytes is None else ""
+        raise SettingsError(f"the {what} file {path!r} is larger than {cap:,} bytes{where}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SettingsError(f"the {what} file {path!r} is not UTF-8 text (byte {e.start})") from None

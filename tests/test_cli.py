@@ -31,6 +31,10 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     (["step", "--model", "no-such-owner/no-such-model-xyz"], "could not"),
     (["step", "--model", "../../etc/passwd"], ""),
     (["frobnicate"], "invalid choice"),
+    (["step", "--top-k", "1.5"], "invalid int"),
+    (["step", "--xtc-probability", "0.5"], "only llama.cpp"),
+    (["step", "--dry-allowed-length", "0"], "DRY allowed length"),
+    (["step", "--logit-bias", "12:abc"], "token id:bias"),
 ])
 def test_bad_input_is_one_clear_line(args, needle):
     r = run_cli(*args, timeout=120)
@@ -106,3 +110,19 @@ def test_bad_grammar_inputs_are_one_line(tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "regex" in r.stderr.lower()
     r = run_cli("step", "--json-schema", str(tmp_path / "missing.json"), timeout=300)
     assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+@pytest.mark.real
+def test_llama_cpp_samplers_from_the_command_line():
+    """Every row of the parameter table has a flag; the four llama.cpp samplers run in its order."""
+    r = run_cli("step", "--prompt", "Once upon a time", "--raw", "--order", "llama.cpp", "--temperature", "0.9",
+                "--dynatemp-range", "0.5", "--top-n-sigma", "2", "--xtc-probability", "1", "--xtc-threshold", "0.05",
+                "--dry-multiplier", "0.8", "--logit-bias", "13:-100", "--steps", "3", "--seed", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    steps = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(steps) == 3
+    names = [st["name"] for st in steps[0]["stages"]]
+    assert names == ["logit-bias", "dry", "top-n-sigma", "xtc", "temperature"]
+    temp = steps[0]["stages"][-1]
+    assert temp["params"]["delta"] == 0.5 and 0.4 <= temp["extra"]["T_used"] <= 1.4
+    assert all(s["chosen_token_id"] != 13 for s in steps)

@@ -99,7 +99,7 @@ def test_bad_regex_is_a_message_and_steps_survive(page):
 def test_constrained_vs_free_and_healing(page, smollm):
     from decoding_lab.grammar import healing_demo, preset_prompt
     from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids
-    from decoding_lab.ui.grammar_tab import HEAL_PREFIX
+    from decoding_lab.ui.grammar import HEAL_PREFIX
     from decoding_lab.ui.common.plots import show_token
 
     page.get_by_label("preset").first.check()

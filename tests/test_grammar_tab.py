@@ -27,18 +27,24 @@ HEAL_OUT = ["summary", "without", "with"]
 
 
 def build_app():
+    """The tab alone, built the way the page builds it: ``build(ctx)`` with the Explorer's model picker."""
     import gradio as gr
 
     from decoding_lab.models import DEFAULT_MODEL
-    from decoding_lab.ui import grammar_tab
+    from decoding_lab.ui import grammar
+    from decoding_lab.ui.common.sessions import SessionJobs
+    from decoding_lab.ui.common.state import Labels
+    from decoding_lab.ui.common.tab import ModelPicker, TabContext
 
     with gr.Blocks() as demo:
         lang_state = gr.State("en")
         model = gr.Dropdown([DEFAULT_MODEL], value=DEFAULT_MODEL, label="Model")
         hub = gr.Textbox("", label="Hub id")
-        ui = grammar_tab.build("en")
-        grammar_tab.wire(ui, lang_state, model, hub)
-    return demo, ui
+        chat = gr.Radio(["chat", "raw"], value="chat", label="Prompt format")
+        ctx = TabContext("en", lang_state, SessionJobs(), Labels(), picker=ModelPicker(model, hub, chat), page=demo)
+        tab = grammar.build(ctx)
+    demo.ctx, demo.tab = ctx, tab  # type: ignore[attr-defined]
+    return demo, tab.parts
 
 
 @pytest.fixture(scope="module")
@@ -134,23 +140,31 @@ def test_kind_switch_and_healing(client):
 
 
 def test_rerender_in_chinese():
-    from decoding_lab.ui import grammar_tab
+    from decoding_lab.ui.common.state import merge_updates
 
-    _, ui = build_app()
-    out = grammar_tab.rerender(ui, "zh", None, None, None)
+    demo, ui = build_app()
+    drawn = demo.tab.relabel("zh", None, None, None)
+    out = merge_updates(demo.ctx.labels.updates("zh"), drawn)  # what the page's language switch sends
     assert out[ui.step]["value"] == "单步"
-    assert set(out) == set(ui.views)
+    assert set(drawn) == set(demo.tab.views)
+    assert demo.tab.states == [ui.session, ui.cmp_last, ui.heal_last]
 
 
 def test_fill_loads_a_preset_or_a_kind():
-    from decoding_lab.grammar import GrammarError
-    from decoding_lab.ui import grammar_tab
+    from decoding_lab.grammar import GrammarError, preset
+    from decoding_lab.ui.grammar import load_constraint
 
-    _, ui = build_app()
-    out = grammar_tab.fill(ui, preset_name="integer")
+    demo, ui = build_app()
+    tab, picker = demo.tab, demo.ctx.picker
+    out = tab.fill({"tab": "grammar", "constraint": "integer"}, "en")  # a lesson preset without a prompt
     assert out[ui.kind] == "preset" and out[ui.prompt].startswith("How many legs")
-    assert out[ui.text]["value"] == grammar_tab.preset("integer").source
-    out = grammar_tab.fill(ui, kind="regex", text="[0-9]+", prompt="Count.")
+    assert out[ui.text]["value"] == preset("integer").source
+    assert (out[picker.hub], out[picker.chat]) == ("", "chat") and picker.model not in out  # the model chosen stays
+    assert set(out) <= set(tab.fill_outputs)
+    out = tab.fill({"tab": "grammar", "model": "smollm2-135m-instruct", "chat": False, "constraint": "answer-abcd",
+                    "prompt": "Pick one."}, "en")
+    assert (out[picker.model], out[picker.chat], out[ui.prompt]) == ("smollm2-135m-instruct", "raw", "Pick one.")
+    out = load_constraint(ui, kind="regex", text="[0-9]+", prompt="Count.")
     assert (out[ui.kind], out[ui.text]["value"], out[ui.prompt]) == ("regex", "[0-9]+", "Count.")
     with pytest.raises(GrammarError):
-        grammar_tab.fill(ui, preset_name="nope")
+        tab.fill({"tab": "grammar", "constraint": "nope"}, "en")

@@ -15,7 +15,7 @@ from gradio_client.exceptions import AppError
 
 from conftest_app import explorer_args, running_app
 from decoding_lab.ui.common.sessions import EXPIRED, SessionJobs, gated
-from decoding_lab.ui.common.state import ExplorerSession
+from decoding_lab.ui.explorer import ExplorerSession
 
 TTL = 3  # seconds, for this module's server only
 

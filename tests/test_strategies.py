@@ -18,6 +18,8 @@ from decoding_lab.chain import DeadEndError
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
 from decoding_lab.strategies import (beam_search, greedy, iter_beam, iter_greedy, iter_sample, sample)
+from decoding_lab.strategies.beam import rank_hypotheses
+from decoding_lab.strategies.result import BeamHypothesis
 
 PROMPT = [5, 17, 42, 8, 9]
 MANY_EOS = tuple(range(2, 96, 10))   # ten EOS ids: beams end often, and n_keep = 11 * num_beams
@@ -209,6 +211,53 @@ def test_beam_tree_is_consistent(lm_many_eos):
         prefix = tree.path(h.step - 1, cand.parent) if h.step > 0 else []
         assert prefix + [cand.token_id] == h.token_ids
     json.dumps(r.to_json())
+
+
+def test_rank_hypotheses_rescores_what_the_search_found(lm_many_eos):
+    K, alpha = 3, 1.0
+    r = beam_search(lm_many_eos, PROMPT, num_beams=K, length_penalty=alpha, max_new_tokens=14)
+    tree = r.beam_tree
+    alphas = [-1.0, 0.0, alpha, 2.0]
+    ranking = rank_hypotheses(tree, alphas)
+    assert ranking.alphas == tuple(alphas)
+    # the hypotheses: every candidate that ended inside the top K, in the order the search met them
+    ended = [(s, j) for s, st in enumerate(tree.steps) for j, c in enumerate(st.candidates)
+             if c.status in ("finished", "rejected")]
+    assert [(h.step, h.candidate) for h in ranking.hypotheses] == ended and len(ended) > K
+    assert {(h.step, h.candidate) for h in tree.hypotheses} <= set(ended)
+    for i, h in enumerate(ranking.hypotheses):
+        cand = tree.steps[h.step].candidates[h.candidate]
+        prefix = tree.path(h.step - 1, cand.parent) if h.step > 0 else []
+        assert h.token_ids == prefix + [cand.token_id] and h.length == len(h.token_ids) == h.step + 1
+        assert h.raw_score == cand.score and h.eos == cand.eos
+        assert ranking.scores[i] == tuple(h.raw_score / h.length ** a for a in alphas)
+        assert ranking.scores[i][2] == pytest.approx(cand.normalized_score, rel=1e-5)  # the search's own α
+    for j in range(len(alphas)):
+        col = [s[j] for s in ranking.scores]
+        best_first = sorted(range(len(col)), key=lambda i: (-col[i], i))
+        assert [ranking.ranks[i][j] for i in best_first] == list(range(1, len(col) + 1))
+        assert ranking.winners[j] == best_first[0]
+    # under the search's own α, the hypotheses it kept keep their order
+    kept = [ended.index((h.step, h.candidate)) for h in tree.hypotheses]
+    assert [ranking.ranks[i][2] for i in kept] == sorted(ranking.ranks[i][2] for i in kept)
+
+
+def test_rank_hypotheses_by_hand():
+    def hyp(raw, length, step):
+        return BeamHypothesis(list(range(length)), "", raw, raw / length, length, step, 0, True)
+
+    hyps = [hyp(-2.0, 2, 1), hyp(-4.0, 4, 3), hyp(-3.0, 6, 5)]
+    r = rank_hypotheses(hyps, [0, 1, 2])
+    assert r.hypotheses == tuple(hyps)
+    assert r.scores == ((-2.0, -1.0, -0.5), (-4.0, -1.0, -0.25), (-3.0, -0.5, -3.0 / 36))
+    # α = 0: raw sums; α = 1: the first two tie at -1 and the earlier ranks first; α = 2: longest wins
+    assert r.ranks == ((1, 2, 3), (3, 3, 2), (2, 1, 1))
+    assert r.winners == (0, 2, 2)
+    empty = rank_hypotheses([], [0.5, 1])
+    assert empty.hypotheses == () and empty.winners == (None, None)
+    for bad in (float("nan"), 11.0, -float("inf")):
+        with pytest.raises(SettingsError, match="length penalties"):
+            rank_hypotheses(hyps, [1.0, bad])
 
 
 def test_beam_stateful_stage_follows_back_pointers(lm_many_eos):

@@ -21,16 +21,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from decoding_lab import limits
 from decoding_lab.stages import SettingsError
 
 CTD_FORMAT = "decoding-lab-ctd/1"
 
 
 def load_ctd(path: str | Path) -> dict[str, Any]:
+    text = limits.read_text_file(path, "CTD", max_bytes=limits.RESULT_FILE_BYTES)
     try:
-        d = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SettingsError(f"cannot read CTD file {path}: {e}") from None
+        d = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise SettingsError(f"cannot read CTD file {path}: {str(e)[:120] or 'nested too deep'}") from None
     if not isinstance(d, dict) or d.get("format") != CTD_FORMAT:
         raise SettingsError(f"{path}: not a {CTD_FORMAT} file")
     return d

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from decoding_lab import limits
 from decoding_lab.metrics import distinct_n, ngram_repetition_rate
 from decoding_lab.multisample import passk
 from decoding_lab.tasks.extract import EXTRACT_VERSIONS
@@ -359,12 +360,13 @@ def _is_sweep(path: Path) -> bool:
 
 def load_result(path: str | Path) -> dict[str, Any]:
     """Read a sweep JSON (e.g. the shipped ``assets/sweeps/*.json``) and check its format."""
+    if not Path(path).exists():
+        raise SettingsError(f"no such sweep file: {path}")
+    text = limits.read_text_file(path, "sweep", max_bytes=limits.RESULT_FILE_BYTES)
     try:
-        d = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise SettingsError(f"no such sweep file: {path}") from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise SettingsError(f"cannot read sweep file {path}: {e}") from None
+        d = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise SettingsError(f"cannot read sweep file {path}: {str(e)[:120] or 'nested too deep'}") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else None
         raise SettingsError(f"{path}: not a {FORMAT} file (format {found!r})")

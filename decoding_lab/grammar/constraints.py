@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import llguidance
 from llguidance.gbnf_to_lark import any_to_lark
 
+from decoding_lab import limits
 from decoding_lab.errors import UserError
 
 
@@ -77,7 +78,7 @@ class Constraint:
 def regex(pattern: str, name: str = "") -> Constraint:
     """The whole output must match ``pattern`` (Rust regex syntax: no look-around, no backreferences)."""
     _need_text("regex", pattern)
-    return _checked("regex", pattern, llguidance.LLMatcher.grammar_from_regex(pattern), name)
+    return _checked("regex", pattern, engine_call("regex", llguidance.LLMatcher.grammar_from_regex, pattern), name)
 
 
 def json_schema(schema: dict | str, name: str = "", options: dict[str, Any] | None = None) -> Constraint:
@@ -88,15 +89,23 @@ def json_schema(schema: dict | str, name: str = "", options: dict[str, Any] | No
     JsonCompileOptions)."""
     if isinstance(schema, str):
         _need_text("JSON schema", schema)
+        check_text_size("JSON schema", schema)
+        check_json_depth(schema)        # before json.loads: deep nesting would raise RecursionError
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as e:
             raise GrammarError(f"the JSON schema is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     if not isinstance(schema, (dict, bool)):
         raise GrammarError(f"a JSON schema must be a JSON object, got {type(schema).__name__}")
-    source = json.dumps(schema, ensure_ascii=False)
     try:
-        grammar = llguidance.LLMatcher.grammar_from_json_schema(source, defaults={**JSON_OPTIONS, **(options or {})})
+        source = json.dumps(schema, ensure_ascii=False)
+    except (RecursionError, ValueError) as e:   # a dict nested too deep, or one that contains itself
+        raise GrammarError(f"the JSON schema cannot be written as JSON ({_short(str(e), 80)})") from None
+    check_text_size("JSON schema", source)
+    check_json_depth(source)
+    try:
+        grammar = engine_call("JSON schema", llguidance.LLMatcher.grammar_from_json_schema, source,
+                              defaults={**JSON_OPTIONS, **(options or {})})
     except (ValueError, TypeError) as e:
         raise GrammarError(f"invalid JSON schema: {_short(str(e), 160)}") from None
     return _checked("json_schema", source, grammar, name)
@@ -114,14 +123,20 @@ def choices(options: Sequence[str], name: str = "") -> Constraint:
         raise GrammarError(f"choices must be strings, got {bad[0]!r}")
     if any(o == "" for o in opts):
         raise GrammarError("choices: an empty string is not a valid choice")
+    lim = limits.current()
+    if len(opts) > lim.max_choices:
+        raise GrammarError(f"choices: {len(opts):,} strings; at most {lim.max_choices:,} are allowed "
+                           f"({limits.PREFIX}MAX_CHOICES)")
+    source = json.dumps(opts, ensure_ascii=False)
+    check_text_size("list of choices", source)
     lark_text = "start: " + " | ".join(json.dumps(o, ensure_ascii=False) for o in opts)
-    return _checked("choices", json.dumps(opts, ensure_ascii=False), llguidance.LLMatcher.grammar_from_lark(lark_text), name)
+    return _checked("choices", source, engine_call("choices", llguidance.LLMatcher.grammar_from_lark, lark_text), name)
 
 
 def lark(text: str, name: str = "") -> Constraint:
     """A context-free grammar in llguidance's Lark dialect (``start: ...``; tokens as /regex/ or "text")."""
     _need_text("Lark grammar", text)
-    return _checked("lark", text, llguidance.LLMatcher.grammar_from_lark(text), name)
+    return _checked("lark", text, engine_call("Lark grammar", llguidance.LLMatcher.grammar_from_lark, text), name)
 
 
 def gbnf(text: str, name: str = "") -> Constraint:
@@ -129,9 +144,11 @@ def gbnf(text: str, name: str = "") -> Constraint:
     _need_text("GBNF grammar", text)
     try:
         lark_text = any_to_lark(text)
+    except RecursionError:
+        raise GrammarError("invalid GBNF grammar: nested too deep") from None
     except Exception as e:
         raise GrammarError(f"invalid GBNF grammar: {_short(str(e), 160)}") from None
-    return _checked("gbnf", text, llguidance.LLMatcher.grammar_from_lark(lark_text), name)
+    return _checked("gbnf", text, engine_call("GBNF grammar", llguidance.LLMatcher.grammar_from_lark, lark_text), name)
 
 
 def build_constraint(kind: str, text: str | dict | Sequence[str], name: str = "") -> Constraint:
@@ -265,9 +282,9 @@ def _checked(kind: str, source: str, grammar: str, name: str) -> Constraint:
     empty languages at construction. llguidance's fuel limits bound the work (no hang)."""
     what = {"regex": "regex", "json_schema": "JSON schema", "choices": "choices", "lark": "Lark grammar",
             "gbnf": "GBNF grammar"}[kind]
-    m = llguidance.LLMatcher(_byte_tokenizer(), grammar, log_level=0, limits=_limits())
+    m = engine_call(what, llguidance.LLMatcher, _byte_tokenizer(), grammar, log_level=0, limits=_limits())
     if not m.is_error():
-        m.compute_bitmask()  # first mask: an empty language shows up here
+        engine_call(what, m.compute_bitmask)  # first mask: an empty language shows up here
     if m.is_error():
         err = m.get_error()
         if _is_dead_end(err):  # the very first mask is empty: no text can ever match
@@ -319,6 +336,60 @@ def _need_text(what: str, text: Any) -> None:
         raise GrammarError(f"the {what} must be text, got {type(text).__name__}")
     if not text.strip():
         raise GrammarError(f"the {what} is empty")
+    check_text_size(what, text)
+
+
+def check_text_size(what: str, text: str) -> None:
+    """At most ``DECODING_LAB_MAX_GRAMMAR_CHARS`` characters, before any engine work."""
+    try:
+        limits.check_text_size(what, text)
+    except limits.SettingsError as e:
+        raise GrammarError(str(e)) from None
+
+
+def check_json_depth(text: str) -> None:
+    """Refuse JSON nested deeper than ``DECODING_LAB_MAX_GRAMMAR_DEPTH``, counted on the text
+    (brackets outside strings) without parsing it, so no parser can recurse too deep.
+
+        >>> check_json_depth('{"a": [1, {"b": "[[["}]}')    # 3 levels; brackets in strings do not count
+    """
+    cap = limits.current().max_grammar_depth
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > cap:
+                raise GrammarError(f"the JSON schema is nested more than {cap} levels deep "
+                                   f"({limits.PREFIX}MAX_GRAMMAR_DEPTH)")
+        elif ch in "]}":
+            depth -= 1
+
+
+def engine_call(what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+    """Call into the grammar engine; a Rust panic or a too-deep recursion becomes one line.
+
+    A panic inside llguidance reaches Python as ``pyo3_runtime.PanicException``, which derives
+    from ``BaseException`` (not ``Exception``), so it is caught here by elimination."""
+    try:
+        return fn(*args, **kw)
+    except RecursionError:
+        raise GrammarError(f"the {what} is nested too deep for the grammar engine") from None
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError):
+        raise
+    except (ValueError, TypeError):
+        raise
+    except BaseException as e:  # noqa: BLE001  (the engine's panic: see above)
+        raise GrammarError(f"the grammar engine could not handle this {what}: {_short(str(e), 120)}") from None
 
 
 def _as_text(text: Any, kind: str) -> str:

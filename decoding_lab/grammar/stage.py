@@ -48,6 +48,7 @@ import torch
 
 from decoding_lab.chain import DeadEndError
 from decoding_lab.grammar.constraints import (Constraint, GrammarError, _is_dead_end, _limits, _one_line, _short,
+                                              engine_call,
                                               choices)  # noqa: F401  (choices: used by the docstring example)
 from decoding_lab.grammar.vocab import GrammarTokenizer
 from decoding_lab.stages.base import History, SettingsError, Stage
@@ -118,7 +119,8 @@ class GrammarMask(Stage):
         self.constraint = constraint
         self.vocab = tokenizer or GrammarTokenizer.from_lm(lm)
         t0 = time.perf_counter()
-        matcher = llguidance.LLMatcher(self.vocab.ll, constraint.grammar, log_level=0, limits=_limits())
+        matcher = engine_call(constraint.label(), llguidance.LLMatcher, self.vocab.ll, constraint.grammar, log_level=0,
+                              limits=_limits())
         if matcher.is_error():
             raise GrammarError(_one_line(constraint.kind, constraint.source, matcher.get_error()))
         self._main = _Row(matcher)

@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Iterator
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 import torch
 
@@ -113,6 +114,75 @@ def _can_improve(best_running: float, slot_scores: torch.Tensor, slot_done: torc
     best_possible = torch.tensor([best_running]) / (best_length ** length_penalty)
     worst_finished = torch.where(slot_done, torch.min(slot_scores), NEG)
     return bool(torch.any(best_possible > worst_finished))
+
+
+def ended_hypotheses(tree: BeamTree) -> list[BeamHypothesis]:
+    """Every candidate of ``tree`` that ended inside the top ``num_beams`` (``finished`` or
+    ``rejected``), oldest step first: the hypotheses a length penalty chooses among. Their
+    ``score`` is the one the search used (α = ``tree.length_penalty``); ``text`` is left empty
+    (the tree holds token strings, not the tokenizer's decoding of a whole path)."""
+    out = []
+    for s, step in enumerate(tree.steps):
+        for j, c in enumerate(step.candidates):
+            if c.status in ("finished", "rejected"):
+                tokens = (tree.path(s - 1, c.parent) if s > 0 else []) + [c.token_id]
+                score = c.normalized_score                  # recorded for every candidate that ended
+                if score is None:
+                    score = c.score / len(tokens) ** tree.length_penalty
+                out.append(BeamHypothesis(tokens, "", c.score, score, len(tokens), s, j, c.eos))
+    return out
+
+
+@dataclass(frozen=True)
+class HypothesisRanking:
+    """Hypotheses re-ranked under several length penalties (``rank_hypotheses``).
+
+    ``hypotheses`` keep the order they were given in; ``scores[i][j]`` is hypothesis i's
+    ``raw_score / length ** alphas[j]``, ``ranks[i][j]`` its place under ``alphas[j]`` (1 = best;
+    equal scores keep the earlier hypothesis first) and ``winners[j]`` the index of the best one
+    (None when there are no hypotheses)."""
+
+    alphas: tuple[float, ...]
+    hypotheses: tuple[BeamHypothesis, ...]
+    scores: tuple[tuple[float, ...], ...]
+    ranks: tuple[tuple[int, ...], ...]
+    winners: tuple[int | None, ...]
+
+
+def rank_hypotheses(tree_or_hyps: BeamTree | Sequence[BeamHypothesis], alphas: Sequence[float]) -> HypothesisRanking:
+    """Re-rank finished hypotheses by ``score = raw_score / length ** alpha`` for each alpha:
+    the arithmetic step 4 ranks by, applied after the fact. Given a ``BeamTree``, the
+    hypotheses are its ``ended_hypotheses``. A different alpha would also have changed which
+    beams the search kept, so this re-ranks only the hypotheses one run found.
+
+    Worked example: a short answer (2 tokens, sum of log-probs -1.0) against a long one
+    (5 tokens, -2.0). Raw sums (alpha = 0) prefer the short one; the mean log-prob
+    (alpha = 1) prefers the long one::
+
+        >>> short = BeamHypothesis([5, 2], "Paris", -1.0, -0.5, 2, step=1, candidate=0, eos=True)
+        >>> long = BeamHypothesis([7, 8, 9, 10, 2], "It is Paris", -2.0, -0.4, 5, step=4, candidate=1, eos=True)
+        >>> r = rank_hypotheses([short, long], [0, 1])
+        >>> r.scores                    # per hypothesis: -1.0 / 2 ** alpha, -2.0 / 5 ** alpha
+        ((-1.0, -0.5), (-2.0, -0.4))
+        >>> r.ranks, r.winners
+        (((1, 2), (2, 1)), (0, 1))
+    """
+    alphas = tuple(float(a) for a in alphas)
+    for a in alphas:
+        if not math.isfinite(a) or abs(a) > MAX_ALPHA:
+            raise SettingsError(f"length penalties must lie between -{MAX_ALPHA:g} and {MAX_ALPHA:g}, got {a!r}")
+    hyps = tuple(ended_hypotheses(tree_or_hyps) if isinstance(tree_or_hyps, BeamTree) else tree_or_hyps)
+    per_alpha = [[h.raw_score / h.length ** a for h in hyps] for a in alphas]    # [alpha][hypothesis]
+    ranks_by_alpha, winners = [], []
+    for scores in per_alpha:
+        order = sorted(range(len(hyps)), key=lambda i: -scores[i])              # stable: ties keep their order
+        place = {i: r + 1 for r, i in enumerate(order)}
+        ranks_by_alpha.append([place[i] for i in range(len(hyps))])
+        winners.append(order[0] if order else None)
+    return HypothesisRanking(alphas, hyps,
+                             tuple(tuple(s[i] for s in per_alpha) for i in range(len(hyps))),
+                             tuple(tuple(r[i] for r in ranks_by_alpha) for i in range(len(hyps))),
+                             tuple(winners))
 
 
 def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_beams: int, length_penalty: float,

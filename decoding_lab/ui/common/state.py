@@ -77,21 +77,6 @@ def values_from_settings(s: SamplingSettings) -> dict[str, Any]:
             "order_preset": preset, "custom_order": ",".join(s.order_names)}
 
 
-@dataclass
-class ExplorerSession:
-    """One visitor's Explorer: the stepper plus what it was built from."""
-
-    model_name: str
-    prompt: str
-    chat: bool
-    stepper: Any  # decoding_lab.stepper.Stepper
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def __deepcopy__(self, memo: dict) -> "ExplorerSession":
-        import copy
-        return ExplorerSession(self.model_name, self.prompt, self.chat, copy.deepcopy(self.stepper, memo))
-
-
 # ----------------------------------------------------------------------------- errors
 # One decorator and one message format for every tab: see ``errors``.
 from decoding_lab.ui.common.errors import guarded, user_error  # noqa: E402,F401

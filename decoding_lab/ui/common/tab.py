@@ -32,11 +32,14 @@ from decoding_lab.ui.common.state import Labels
 
 @dataclass
 class ModelPicker:
-    """The model, Hub id and prompt-format components that several tabs read (the Explorer's)."""
+    """The Explorer's model, Hub id and prompt-format components, which several tabs read, and
+    its prompt and settings controls, which "send to Explorer" writes."""
 
     model: Any
     hub: Any
     chat: Any
+    prompt: Any = None
+    settings: dict[str, Any] = field(default_factory=dict)   # key of SETTING_KEYS -> control
 
 
 @dataclass
@@ -46,6 +49,7 @@ class TabContext:
     jobs: SessionJobs         # at most N model jobs per browser tab
     labels: Labels            # static labels, relabelled on a language switch
     picker: ModelPicker | None = None   # set once the Explorer has built it
+    page: Any = None          # the gr.Blocks, for page-load events (a tab restoring browser state)
 
 
 @dataclass
@@ -58,6 +62,7 @@ class TabUI:
     fill_outputs: list[Any] = field(default_factory=list)
     events: dict[str, Any] = field(default_factory=dict)
     parts: Any = None          # the tab's own components, for tests and for the page
+    relabel_private: bool = False   # relabel reads a BrowserState: wire it as a private follow-up event
 
 
 def named(fn: Callable[[dict[str, Any]], Any], names: Sequence[str]) -> Callable:
@@ -101,3 +106,18 @@ def _zip(names: list[str], args: tuple) -> dict[str, Any]:
 def inputs_of(components: dict[str, Any]) -> tuple[list[Any], list[str]]:
     """``{name: component}`` -> (the event's inputs list, the names ``named`` zips them with)."""
     return list(components.values()), list(components)
+
+
+def preset_settings(preset: dict[str, Any]) -> Any:
+    """A lesson preset's ``settings`` table as ``SamplingSettings`` (raises ``SettingsError``)."""
+    from decoding_lab.settings import SamplingSettings
+    return SamplingSettings.from_json(dict(preset.get("settings", {})))
+
+
+def picker_fill(picker: ModelPicker, preset: dict[str, Any]) -> dict[Any, Any]:
+    """What a lesson preset sets in the shared model picker: model, an empty Hub box, the prompt
+    format (a preset without a model keeps the one chosen)."""
+    out: dict[Any, Any] = {picker.hub: "", picker.chat: "chat" if preset.get("chat", True) else "raw"}
+    if preset.get("model"):
+        out[picker.model] = preset["model"]
+    return out

@@ -1,17 +1,54 @@
-"""Text views of an Explorer session, drawn from the stepper's traces: the generated
-text coloured by probability, the step table, "this step in numbers", candidate and
-branch choices. Figures live in ``plots.py``."""
+"""Views of an Explorer session, drawn from the stepper's traces: the generated text coloured
+by probability, the step table, "this step in numbers", candidate and branch choices, and
+``render``, every view at once. Figures live in ``common/plots.py``."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
+import gradio as gr
+import pandas as pd
+
+from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import show_token
 
 TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
               "col_kept", "col_forced", "col_ms")
+
+#: The ``parts`` attributes ``render`` writes, in the order the step-like endpoints return them.
+VIEW_NAMES = ("dist", "funnel", "entropy", "numbers", "gen", "table", "candidates", "branches", "status", "session")
+
+
+def view_components(parts: Any) -> list[Any]:
+    return [getattr(parts, name) for name in VIEW_NAMES]
+
+
+def render(parts: Any, lang: str, session: Any) -> dict:
+    """Every view of ``session`` (an ``ExplorerSession`` or None) in ``lang``, keyed by component."""
+    st = session.stepper if session is not None else None
+    tr = st.traces[-1] if st is not None and st.traces else None
+    headers, rows = step_table(st, lang)
+    return {
+        parts.dist: plots.dist_chart(tr, lang) if tr else plots.empty_figure(lang),
+        parts.funnel: plots.funnel_chart(tr, st.lm.vocab_size, lang) if tr else plots.empty_figure(lang, height=220),
+        parts.entropy: plots.entropy_chart(tr.entropy_curve, tr, lang) if tr else plots.empty_figure(lang, height=220),
+        parts.numbers: numbers_md(tr, lang),
+        parts.gen: generated_html(st, lang),
+        parts.table: pd.DataFrame(rows, columns=headers),
+        parts.candidates: gr.update(choices=candidate_choices(tr), value=None),
+        parts.branches: gr.update(choices=branch_choices(st), value=None),
+        parts.status: status_md(st, lang, session.model_name if session else ""),
+        parts.session: session,
+    }
+
+
+def text_views(parts: Any, lang: str, session: Any) -> dict:
+    """The cheap part of ``render`` (text and status), sent between chart redraws while playing."""
+    st = session.stepper
+    return {parts.gen: generated_html(st, lang), parts.status: status_md(st, lang, session.model_name),
+            parts.session: session}
 
 
 def prob_colour(p: float) -> str:

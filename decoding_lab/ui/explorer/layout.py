@@ -1,5 +1,9 @@
-"""Explorer tab, layout: model and prompt, one control per stage, the stage order, the
-step buttons and the views. Handlers live in ``explorer_handlers.py``."""
+"""Explorer tab, layout (components only): model and prompt, one control per stage, the stage
+order, the step buttons and the views. Handlers live in ``handlers.py``.
+
+``model_names``, ``chat_choices``, ``order_choices``, ``any_hub_id_allowed`` and
+``setting_controls`` are also used by the Compare, Beam and Grammar tabs and the page (through
+``decoding_lab.ui.explorer``)."""
 
 from __future__ import annotations
 
@@ -10,11 +14,11 @@ import gradio as gr
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common import plots
-from decoding_lab.ui.explorer_views import TABLE_KEYS
+from decoding_lab.ui.common.controls import group_keys, param_control
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
-from decoding_lab.ui.common.controls import group_keys, param_control
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
+from decoding_lab.ui.explorer.views import TABLE_KEYS
 
 
 def model_names() -> list[str]:
@@ -70,8 +74,8 @@ def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str,
     return c
 
 
-def build(L: Labels, lang: str = "en") -> SimpleNamespace:
-    """Lay out the Explorer tab; returns its components by name."""
+def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
+    """Lay out the Explorer tab; returns its components by name (the ``TabUI``'s ``parts``)."""
     from decoding_lab.models import DEFAULT_MODEL
 
     ui = SimpleNamespace()

@@ -1,0 +1,142 @@
+"""Beam tab, events: a ``BeamRequest`` built once from the named inputs, beam search streamed
+step by step from ``iter_beam`` (Stop cancels it), the hypotheses it found re-ranked under each
+α by the core (``rank_hypotheses``), the export, and a lesson's preset filled in."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from decoding_lab.stages import SettingsError
+from decoding_lab.strategies.beam import HypothesisRanking, rank_hypotheses
+from decoding_lab.ui.beam import views
+from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.tab import TabContext, inputs_of, named
+
+EARLY_STOPPING: dict[str, bool | str] = {"true": True, "false": False, "never": "never"}  # radio -> iter_beam
+MAX_ALPHAS = 8
+
+
+def parse_alphas(text: str) -> list[float]:
+    """``"0, 0.5; 1"`` -> ``[0.0, 0.5, 1.0]``: 1 to 8 numbers between -10 and 10."""
+    try:
+        alphas = [float(x) for x in str(text).replace(";", ",").split(",") if x.strip()]
+    except ValueError:
+        raise SettingsError(f"α values must be numbers separated by commas, got {text!r}") from None
+    if not 1 <= len(alphas) <= MAX_ALPHAS:
+        raise SettingsError(f"give between 1 and {MAX_ALPHAS} α values, e.g. 0, 0.5, 1, 2")
+    if any(abs(a) > 10 for a in alphas):
+        raise SettingsError("α values must lie between -10 and 10")
+    return alphas
+
+
+@dataclass(frozen=True)
+class BeamRequest:
+    """One beam search, and the α values its hypotheses are re-ranked with."""
+
+    model: str
+    prompt: str
+    chat: bool
+    num_beams: int
+    length_penalty: float
+    early_stopping: bool | str
+    max_new_tokens: int
+    alphas: tuple[float, ...]
+
+    @classmethod
+    def from_inputs(cls, v: dict[str, Any]) -> "BeamRequest":
+        alphas = parse_alphas(v["alphas"])
+        if v["length_penalty"] is None or v["num_beams"] is None or v["max_new_tokens"] is None:
+            raise SettingsError("beams, α and max new tokens need a value")
+        early = EARLY_STOPPING.get(str(v["early_stopping"]).lower())
+        if early is None:
+            raise SettingsError(f"early stopping must be true, false or never, got {v['early_stopping']!r}")
+        return cls(v["model"], v["prompt"] or "", v["chat"] == "chat", int(v["num_beams"]),
+                   float(v["length_penalty"]), early, int(v["max_new_tokens"]), tuple(alphas))
+
+
+@dataclass(frozen=True)
+class BeamRun:
+    """The tab's state: the last snapshot, its hypotheses ranked under each α, and their texts."""
+
+    result: Any                 # GenerationResult with its beam_tree
+    ranking: HypothesisRanking
+    texts: tuple[str, ...]      # decoded, EOS left out; one per ranking.hypotheses
+
+
+def render(p: SimpleNamespace, lang: str, run: BeamRun | None) -> dict[Any, Any]:
+    """Every view of the tab for ``run``."""
+    if not run:
+        return {p.tree: views.empty_tree(lang), p.table: pd.DataFrame(), p.status: ""}
+    return {p.tree: views.tree_figure(run.result.beam_tree, lang),
+            p.table: views.ranking_table(run.ranking, run.texts, lang), p.status: views.status_text(run.result, lang)}
+
+
+def fill(p: SimpleNamespace, preset: dict[str, Any], lang: str) -> dict[Any, Any]:
+    """A lesson's preset in the tab: model, prompt, format, beams, α and length."""
+    return {p.model: preset.get("model") or p.model.value, p.prompt: preset.get("prompt", ""),
+            p.chat: "chat" if preset.get("chat", True) else "raw", p.beams: int(preset.get("num_beams", 4)),
+            p.alpha: float(preset.get("length_penalty", 1.0)), p.max_new: int(preset.get("max_new_tokens", 16))}
+
+
+def fill_outputs(p: SimpleNamespace) -> list[Any]:
+    return [p.model, p.prompt, p.chat, p.beams, p.alpha, p.max_new]
+
+
+def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
+    """Wire the tab's events; returns the ones the page may chain or cancel."""
+
+    @guarded
+    @gpu
+    def on_run(v: dict[str, Any]):
+        from decoding_lab.models import get_model
+        from decoding_lab.strategies import iter_beam
+        lang, req = v["lang"], BeamRequest.from_inputs(v)
+        lm = get_model(req.model)
+        ids = lm.encode_prompt(req.prompt, req.chat)
+        decoded: dict[tuple[int, int], str] = {}  # (step, candidate) -> text: a hypothesis is decoded once
+        last_full = 0.0
+        for res in iter_beam(lm, ids, None, num_beams=req.num_beams, length_penalty=req.length_penalty,
+                             early_stopping=req.early_stopping, max_new_tokens=req.max_new_tokens):
+            ranking = rank_hypotheses(res.beam_tree, req.alphas)
+            for h in ranking.hypotheses:
+                if (h.step, h.candidate) not in decoded:
+                    decoded[h.step, h.candidate] = lm.decode(h.token_ids[:-1] if h.eos else h.token_ids)
+            run = BeamRun(res, ranking, tuple(decoded[h.step, h.candidate] for h in ranking.hypotheses))
+            now = time.perf_counter()
+            if res.done or now - last_full >= 1.0:  # redraw the tree at most once a second
+                last_full = now
+                yield {**render(p, lang, run), p.result: run}
+            else:
+                yield {p.status: views.status_text(res, lang), p.result: run}
+
+    inputs, names = inputs_of({"lang": ctx.lang_state, "state": p.result, "model": p.model, "prompt": p.prompt,
+                               "chat": p.chat, "num_beams": p.beams, "length_penalty": p.alpha,
+                               "early_stopping": p.early, "max_new_tokens": p.max_new, "alphas": p.alphas})
+    run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
+                         inputs, [p.tree, p.table, p.status, p.result], api_name="beam_run", concurrency_id="model",
+                         show_progress="minimal")
+    p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
+
+    @guarded
+    def on_export(v: dict[str, Any]) -> dict[Any, Any]:
+        from decoding_lab.ui.common.export import write_files
+        run: BeamRun | None = v["state"]
+        if not run:
+            raise SettingsError("nothing to export yet: run beam search first")
+        table = views.ranking_table(run.ranking, run.texts, "en")
+        payload = {**run.result.to_json(),
+                   "alpha_ranking": {"alphas": list(run.ranking.alphas), "rows": table.values.tolist()}}
+        files = write_files("beam", payload, list(table.columns), table.values.tolist())
+        return {p.files: gr.update(value=files, visible=True)}
+
+    inputs, names = inputs_of({"lang": ctx.lang_state, "state": p.result})
+    export_ev = p.export.click(named(on_export, names), inputs, [p.files], api_name="beam_export")
+    return {"run": run_ev, "export": export_ev}

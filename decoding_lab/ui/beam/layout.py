@@ -1,0 +1,51 @@
+"""Beam tab, components only: the model and prompt, the search's knobs (beams, α, early
+stopping, length), the α values to re-rank with, the tree, the ranking table and the export."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+
+from decoding_lab.ui.beam.views import empty_tree
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.sessions import session_state
+from decoding_lab.ui.common.tab import TabContext
+from decoding_lab.ui.explorer import chat_choices, model_names
+
+
+def build_layout(ctx: TabContext) -> SimpleNamespace:
+    """The tab's components, laid out inside the current ``gr.Tab``; nothing is wired here."""
+    L, lang = ctx.labels, ctx.lang
+    p = SimpleNamespace()
+    p.result = session_state()  # the last run: a handlers.BeamRun
+    L(gr.Markdown(t(lang, "beam_intro")), "beam_intro", "value")
+    with gr.Row():
+        p.model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id="beam-model",
+                                scale=1), "model")
+        p.prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=2,
+                                elem_id="beam-prompt", scale=3), "prompt")
+        p.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="beam-chat", scale=1),
+                   "chat", "choices", chat_choices)
+    with gr.Row():
+        p.beams = L(gr.Slider(1, 8, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
+        p.alpha = L(gr.Number(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
+        p.early = L(gr.Radio([("False", "false"), ("True", "true"), ("never", "never")], value="false",
+                             label=t(lang, "early_stopping"), elem_id="beam-early"), "early_stopping")
+        p.max_new = L(gr.Slider(2, 64, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
+                      "max_new_tokens")
+        p.alphas = L(gr.Textbox("-1, 0, 0.5, 1, 2", label=t(lang, "beam_alphas"), elem_id="beam-alphas"),
+                     "beam_alphas")
+    with gr.Row():
+        p.run = L(gr.Button(t(lang, "beam_run"), variant="primary", elem_id="beam-run"), "beam_run", "value")
+        p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="beam-stop"), "stop", "value")
+    p.status = gr.Markdown("", elem_id="beam-status")
+    p.tree = gr.Plot(empty_tree(lang), elem_id="beam-chart", show_label=False)
+    p.note = L(gr.Markdown(t(lang, "beam_note")), "beam_note", "value")
+    p.table = L(gr.Dataframe(label=t(lang, "beam_ranking"), interactive=False, elem_id="beam-table", wrap=True),
+                "beam_ranking")
+    with gr.Row():
+        p.export = L(gr.Button(t(lang, "export"), elem_id="beam-export"), "export", "value")
+        p.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
+                            elem_id="beam-files", visible=False), "export_files")
+    return p

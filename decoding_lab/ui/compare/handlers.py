@@ -1,0 +1,217 @@
+"""Compare tab, events: a ``CompareRequest`` built once from the named inputs, the strategies'
+streaming forms (``iter_greedy``, ``iter_beam``, ``iter_sample``) interleaved one step each so
+all columns grow together (Stop cancels the run), the export, "send to the Explorer", and a
+lesson's preset filled into the columns."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab.params import PARAMS
+from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
+from decoding_lab.stages import SettingsError
+from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.state import as_number, values_from_settings
+from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
+from decoding_lab.ui.compare import views
+from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
+
+MAX_NEW_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column, validated: its strategy, its settings and (beam search) the beam knobs."""
+
+    strategy: str
+    settings: SamplingSettings
+    num_beams: int | None = None
+    length_penalty: float | None = None
+
+    @classmethod
+    def from_values(cls, v: dict[str, Any]) -> "ColumnSpec":
+        """One column's control values, keyed like ``COL_KEYS``. Raises ``SettingsError``."""
+        strategy = v["strategy"]
+        if strategy not in ("greedy", "beam", "sample"):
+            raise SettingsError(f"strategy must be greedy, beam or sample, got {strategy!r}")
+
+        def num(key: str) -> Any:
+            x = as_number(key, v.get(key))  # None -> a clear "is empty" error; whole floats -> int
+            return int(x) if key == "num_beams" and isinstance(x, float) and x.is_integer() else x
+
+        values = {k: num(k) for k in SETTING_COL_KEYS if k in v}
+        if strategy in ("greedy", "beam"):  # the knobs only sampling uses go back to "off"
+            values.update({k: PARAMS[k].default for k in SAMPLE_ONLY})
+            values["temperature"] = 0.0
+        settings = SamplingSettings(**values, order=v["order"])
+        if strategy != "beam":
+            return cls(strategy, settings)
+        return cls(strategy, settings, num("num_beams"), float(num("length_penalty")))
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """The strategy's own arguments besides the settings."""
+        if self.strategy != "beam":
+            return {}
+        return {"num_beams": self.num_beams, "length_penalty": self.length_penalty}
+
+    def label(self, i: int) -> str:
+        return views.column_label(i, self.strategy, self.settings, self.kwargs)
+
+
+def column_inputs(values: dict[str, Any], i: int) -> dict[str, Any]:
+    """Column ``i``'s values out of the named inputs (``c{i}_{key}``)."""
+    return {k: values[f"c{i}_{k}"] for k in COL_KEYS}
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """One side-by-side run: the model and prompt, and the first ``ncols`` columns."""
+
+    model: str
+    prompt: str
+    chat: bool
+    max_new_tokens: int
+    columns: tuple[ColumnSpec, ...]
+
+    @classmethod
+    def from_inputs(cls, v: dict[str, Any]) -> "CompareRequest":
+        ncols = int(v["ncols"])
+        if not 2 <= ncols <= MAX_COLS:
+            raise SettingsError(f"columns must be between 2 and {MAX_COLS}, got {ncols}")
+        max_new = v["max_new_tokens"]
+        if max_new is None or not 1 <= float(max_new) <= MAX_NEW_TOKENS:
+            raise SettingsError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new!r}")
+        columns = tuple(ColumnSpec.from_values(column_inputs(v, i)) for i in range(ncols))
+        return cls(v["model"], v["prompt"] or "", v["chat"] == "chat", int(max_new), columns)
+
+
+def render(p: SimpleNamespace, lang: str, results: views.Results, ncols: int) -> dict[Any, Any]:
+    """Every view of the tab for ``results``."""
+    out: dict[Any, Any] = dict(zip(p.outs, views.outputs_html(results, ncols, len(p.outs), lang)))
+    out[p.entropy] = views.entropy_figure(results, lang)
+    out[p.table] = views.metrics_table(results, lang)
+    return out
+
+
+def relabel(p: SimpleNamespace, lang: str, results: Any) -> dict[Any, Any]:
+    return render(p, lang, results or [], len(results or []))
+
+
+def column_values(spec: dict[str, Any]) -> dict[str, Any]:
+    """A lesson's compare column (``{strategy, settings, num_beams, length_penalty}``) -> the
+    values of a column's controls, keyed like ``COL_KEYS``."""
+    s = preset_settings(spec)
+    order = s.order if isinstance(s.order, str) and s.order in PRESET_ORDERS else "transformers"
+    values = values_from_settings(s)
+    return {"strategy": spec.get("strategy", "sample"), **{k: values[k] for k in PARAMS}, "order": order,
+            "num_beams": spec.get("num_beams", 4), "length_penalty": spec.get("length_penalty", 1.0)}
+
+
+def fill(p: SimpleNamespace, preset: dict[str, Any], lang: str) -> dict[Any, Any]:
+    """A lesson's preset in the tab: model, prompt, format, length and its columns."""
+    columns = [column_values(c) for c in preset.get("compare", [])][:MAX_COLS]
+    out: dict[Any, Any] = {p.model: preset.get("model") or p.model.value, p.prompt: preset.get("prompt", ""),
+                           p.chat: "chat" if preset.get("chat", True) else "raw", p.ncols: max(2, len(columns)),
+                           p.max_new: int(preset.get("max_new_tokens", 40))}
+    for col, values in zip(p.cols, columns):
+        out.update({col[k]: values[k] for k in col})
+    return out
+
+
+def fill_outputs(p: SimpleNamespace) -> list[Any]:
+    return [p.model, p.prompt, p.chat, p.max_new, p.ncols, *[c[k] for c in p.cols for k in c]]
+
+
+def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
+    """Wire the tab's events; returns the ones the page may chain or cancel."""
+
+    @guarded
+    @gpu
+    def on_run(v: dict[str, Any]):
+        from decoding_lab.models import get_model
+        from decoding_lab.strategies import ITER_STRATEGIES
+        lang, req = v["lang"], CompareRequest.from_inputs(v)
+        lm = get_model(req.model)
+        ids = lm.encode_prompt(req.prompt, req.chat)
+        gens: list[Any] = [ITER_STRATEGIES[c.strategy](lm, ids, c.settings, max_new_tokens=req.max_new_tokens,
+                                                       **c.kwargs) for c in req.columns]
+        labels = [c.label(i) for i, c in enumerate(req.columns)]
+        current: list = [(label, None) for label in labels]
+        last_full = 0.0
+        while any(g is not None for g in gens):
+            for i, g in enumerate(gens):  # one step of every running strategy, in turn
+                if g is None:
+                    continue
+                try:
+                    current[i] = (labels[i], next(g))
+                except StopIteration:
+                    gens[i] = None
+                    continue
+                if current[i][1].done:
+                    gens[i] = None
+            # texts after every round; the plot and table at most once a second (and at the end)
+            now = time.perf_counter()
+            if all(g is None for g in gens) or now - last_full >= 1.0:
+                last_full = now
+                yield {**render(p, lang, current, len(req.columns)), p.results: list(current)}
+            else:
+                yield {**{p.outs[i]: views.output_html(label, res, lang) for i, (label, res) in enumerate(current)},
+                       p.results: list(current)}
+
+    for i, c in enumerate(p.cols):
+        def on_strategy(v: dict[str, Any], c: dict[str, Any] = c) -> dict[Any, Any]:
+            # show only the knobs the chosen strategy uses
+            sampling, beam = v["strategy"] == "sample", v["strategy"] == "beam"
+            return {**{c[k]: gr.update(visible=sampling) for k in SAMPLE_ONLY},
+                    c["num_beams"]: gr.update(visible=beam), c["length_penalty"]: gr.update(visible=beam)}
+        c["strategy"].change(named(on_strategy, ["strategy"]), [c["strategy"]],
+                             [*(c[k] for k in SAMPLE_ONLY), c["num_beams"], c["length_penalty"]],
+                             api_name=f"compare_strategy_{i}", api_visibility="private")
+
+    run_in = {"lang": ctx.lang_state, "results": p.results, "model": p.model, "prompt": p.prompt, "chat": p.chat,
+              "ncols": p.ncols, "max_new_tokens": p.max_new,
+              **{f"c{i}_{k}": c[k] for i, c in enumerate(p.cols) for k in COL_KEYS}}
+    inputs, names = inputs_of(run_in)
+    run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
+                         inputs, [*p.outs, p.entropy, p.table, p.results], api_name="compare_run",
+                         concurrency_id="model", show_progress="minimal")
+    p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
+
+    def on_ncols(v: dict[str, Any]) -> dict[Any, Any]:
+        return {g: gr.update(visible=i < int(v["n"])) for i, g in enumerate(p.groups)}
+
+    p.ncols.change(named(on_ncols, ["n"]), [p.ncols], p.groups, api_name="compare_columns")
+
+    @guarded
+    def on_export(v: dict[str, Any]) -> dict[Any, Any]:
+        from decoding_lab.ui.common.export import write_files
+        results = v["results"]
+        if not results:
+            raise SettingsError("nothing to export yet: run a comparison first")
+        payload = {"runs": [{"label": label, **r.to_json()} for label, r in results if r is not None]}
+        table = views.metrics_table(results, "en")
+        files = write_files("compare", payload, list(table.columns), table.values.tolist())
+        return {p.files: gr.update(value=files, visible=True)}
+
+    inputs, names = inputs_of({"lang": ctx.lang_state, "results": p.results})
+    export_ev = p.export.click(named(on_export, names), inputs, [p.files], api_name="compare_export")
+
+    explorer = ctx.picker.settings if ctx.picker is not None else {}
+    for i, (send, c) in enumerate(zip(p.sends, p.cols)):
+        def on_send(v: dict[str, Any], i: int = i) -> dict[Any, Any] | None:
+            # this column's settings into the Explorer's controls
+            values = values_from_settings(ColumnSpec.from_values(v).settings)
+            gr.Info(t(v["lang"], "cmp_sent", i=i + 1))
+            return {comp: values[k] for k, comp in explorer.items()} or None
+        inputs, names = inputs_of({"lang": ctx.lang_state, **{k: c[k] for k in COL_KEYS}})
+        send.click(named(guarded(on_send), names), inputs, list(explorer.values()), api_name=f"compare_send_{i}")
+    return {"run": run_ev, "export": export_ev}

@@ -1,0 +1,114 @@
+"""Compare tab, components only: the model and prompt, 2–4 columns of decoding settings (one
+control per row of the core's parameter table, plus the strategy, the stage order and the beam
+knobs), each column's output, the entropy plot, the comparison table and the export."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab.params import PARAMS
+from decoding_lab.settings import PRESET_ORDERS
+from decoding_lab.ui.common import plots
+from decoding_lab.ui.common.controls import param_control
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.sessions import session_state
+from decoding_lab.ui.common.state import DEFAULTS, Labels
+from decoding_lab.ui.common.tab import TabContext
+from decoding_lab.ui.compare.views import output_html, table_headers
+from decoding_lab.ui.explorer import chat_choices, model_names
+
+MAX_COLS = 4
+#: Each column's settings: the strategy, every row of the parameter table, the order, the beam knobs.
+SETTING_COL_KEYS: tuple[str, ...] = tuple(PARAMS)
+COL_KEYS = ("strategy", *SETTING_COL_KEYS, "order", "num_beams", "length_penalty")
+#: Only for sampling: greedy and beam search never draw, so these knobs do nothing for them.
+SAMPLE_ONLY = ("temperature", "seed", "dynatemp_range", "dynatemp_exponent", "xtc_probability", "xtc_threshold")
+PRESET_COLS = [  # what the columns start with: the classic three, plus a hot one
+    {"strategy": "greedy", "temperature": 0.0},
+    {"strategy": "beam", "num_beams": 4, "length_penalty": 1.0},
+    {"strategy": "sample", "temperature": 0.8, "top_p": 0.9},
+    {"strategy": "sample", "temperature": 1.3, "top_k": 0},
+]
+
+
+def strategy_choices(lang: str) -> list[tuple[str, str]]:
+    return [(t(lang, "greedy"), "greedy"), (t(lang, "beam"), "beam"), (t(lang, "sample"), "sample")]
+
+
+def build_layout(ctx: TabContext) -> SimpleNamespace:
+    """The tab's components, laid out inside the current ``gr.Tab``; nothing is wired here.
+
+    ``cols[i]`` is column i's ``{key of COL_KEYS: control}``; ``outs``, ``sends`` and ``groups``
+    are its output box, its "send to the Explorer" button and its column (hidden past ``ncols``)."""
+    L, lang = ctx.labels, ctx.lang
+    p = SimpleNamespace(cols=[], outs=[], sends=[], groups=[])
+    p.results = session_state()  # [(label, GenerationResult)] of the last run
+    L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
+    with gr.Row():
+        p.model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id="cmp-model",
+                                scale=1), "model")
+        p.prompt = L(gr.Textbox("Write one sentence about the sea.", label=t(lang, "prompt"), lines=2,
+                                elem_id="cmp-prompt", scale=3), "prompt")
+        p.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="cmp-chat", scale=1),
+                   "chat", "choices", chat_choices)
+    with gr.Row():
+        p.ncols = L(gr.Slider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols"),
+                    "cmp_columns")
+        p.max_new = L(gr.Slider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new"),
+                      "max_new_tokens")
+        p.run = L(gr.Button(t(lang, "cmp_run"), variant="primary", elem_id="cmp-run"), "cmp_run", "value")
+        p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")
+    with gr.Row(equal_height=False):
+        for i in range(MAX_COLS):
+            with gr.Column(visible=i < 3, elem_classes=["cmp-col"], min_width=240) as group:
+                p.cols.append(_column(L, lang, i))
+                p.outs.append(gr.HTML(output_html("", None, lang), elem_id=f"cmp{i}-output"))
+                p.sends.append(L(gr.Button(t(lang, "cmp_send"), size="sm", elem_id=f"cmp{i}-send"), "cmp_send",
+                                 "value"))
+            p.groups.append(group)
+    p.entropy = gr.Plot(plots.empty_figure(lang, "cmp_waiting", 260), elem_id="cmp-entropy-chart", show_label=False)
+    p.table = L(gr.Dataframe(headers=table_headers(lang), label=t(lang, "cmp_table"), interactive=False,
+                             elem_id="cmp-table"), "cmp_table")
+    with gr.Row():
+        p.export = L(gr.Button(t(lang, "export"), elem_id="cmp-export"), "export", "value")
+        p.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
+                            elem_id="cmp-files", visible=False), "export_files")
+    return p
+
+
+def _column(L: Labels, lang: str, i: int) -> dict[str, Any]:
+    """Column ``i``'s controls, keyed like ``COL_KEYS``, with its preset values."""
+    p = {**DEFAULTS, "order": "transformers", "num_beams": 4, "length_penalty": 1.0, **PRESET_COLS[i]}
+    c = {"strategy": L(gr.Radio(strategy_choices(lang), value=p["strategy"], label=t(lang, "cmp_strategy"),
+                                elem_id=f"cmp{i}-strategy"), "cmp_strategy", "choices", strategy_choices)}
+    c.update(_setting_controls(L, lang, i, p))
+    c["order"] = L(gr.Dropdown(list(PRESET_ORDERS), value=p["order"], label=t(lang, "order_preset"),
+                               elem_id=f"cmp{i}-order", min_width=100), "order_preset")
+    with gr.Row():
+        c["num_beams"] = L(gr.Number(p["num_beams"], precision=0, label=t(lang, "num_beams"), elem_id=f"cmp{i}-beams",
+                                     min_width=80, visible=p["strategy"] == "beam"), "num_beams")
+        c["length_penalty"] = L(gr.Number(p["length_penalty"], step=0.1, label=t(lang, "length_penalty"),
+                                          elem_id=f"cmp{i}-alpha", min_width=80, visible=p["strategy"] == "beam"),
+                                "length_penalty")
+    return c
+
+
+def _setting_controls(L: Labels, lang: str, i: int, p: dict[str, Any]) -> dict[str, Any]:
+    """Column ``i``'s settings controls, one per row of the parameter table: the common knobs
+    in view, the rest in a closed "more" box. Sampling-only knobs hide for greedy and beam."""
+    c: dict[str, Any] = {}
+    sampling = p["strategy"] == "sample"
+    for key in SETTING_COL_KEYS:
+        if PARAMS[key].compare:
+            c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True, info=None, min_width=80,
+                                   visible=sampling or key not in SAMPLE_ONLY)
+    with gr.Accordion(t(lang, "cmp_more"), open=False) as acc:
+        L(acc, "cmp_more")
+        for key in SETTING_COL_KEYS:
+            if not PARAMS[key].compare:
+                c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True, info=None,
+                                       visible=sampling or key not in SAMPLE_ONLY)
+    return c

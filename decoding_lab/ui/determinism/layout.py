@@ -1,0 +1,32 @@
+"""The Temperature-0 tab's components. Static labels go through ``L`` (``ctx.labels``) under
+``determinism.<key>``; the result and the chart are ``relabel``'s."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+
+from decoding_lab.determinism import VARIANTS
+from decoding_lab.ui.common.sessions import session_state
+from decoding_lab.ui.common.state import Labels
+from decoding_lab.ui.determinism.strings import tr
+
+DEFAULT_PROMPT = "Write a long story about a dog named Max."
+
+
+def layout(L: Labels, lang: str) -> SimpleNamespace:
+    ui = SimpleNamespace()
+    ui.intro = L(gr.Markdown(tr(lang, "intro"), elem_id="det-intro"), "determinism.intro", "value")
+    with gr.Row():
+        ui.prompt = L(gr.Textbox(DEFAULT_PROMPT, label=tr(lang, "prompt"), lines=2, elem_id="det-prompt", scale=3),
+                      "determinism.prompt")
+        ui.tokens = L(gr.Slider(5, 80, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
+                      "determinism.tokens")
+    ui.variants = L(gr.CheckboxGroup(list(VARIANTS), value=list(VARIANTS), label=tr(lang, "variants"),
+                                     elem_id="det-variants"), "determinism.variants")
+    ui.run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run"), "determinism.run", "value")
+    ui.result = gr.HTML("", elem_id="det-result")
+    ui.plot = gr.Plot(None, elem_id="det-margins", show_label=False)
+    ui.last = session_state()  # the last run's result (texts, divergences, margins)
+    return ui

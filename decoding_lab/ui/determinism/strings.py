@@ -1,0 +1,32 @@
+"""The Temperature-0 tab's strings (English, Simplified Chinese), registered as ``determinism.<key>``.
+
+Read them with ``tr(lang, key)``; static labels go through ``ctx.labels`` under the full key
+(``"determinism.prompt"``)."""
+
+from __future__ import annotations
+
+from decoding_lab.ui.common.i18n import Namespace, register
+
+EN: dict[str, str] = {
+    "intro": "Greedy decoding (temperature 0) of one prompt along different numerical paths. Where two "
+             "tokens are nearly tied (a small margin), a tiny numerical difference can flip the argmax; "
+             "from then on the texts differ.",
+    "prompt": "Prompt", "tokens": "New tokens", "variants": "Numerical paths", "run": "Run greedy on every path",
+    "same": "identical to the reference for all {n} tokens",
+    "diverge": "first differs at step {step}: reference {ref!r}, this path {var!r} (reference margin {m:.4f})",
+    "margins": "Margin between the two best logits along the reference path", "step": "step",
+    "margin": "top-1 − top-2 logit", "flip": "divergence",
+}
+
+ZH: dict[str, str] = {
+    "intro": "同一个提示沿不同的数值路径做贪心解码（温度 0）。两个 token 几乎打平（margin 很小）时，"
+             "微小的数值差异就能翻转 argmax；此后文字就分开了。",
+    "prompt": "提示", "tokens": "生成 token 数", "variants": "数值路径", "run": "在每条路径上运行贪心",
+    "same": "{n} 个 token 全部与参照一致",
+    "diverge": "第 {step} 步开始不同：参照 {ref!r}，本路径 {var!r}（参照的 margin {m:.4f}）",
+    "margins": "参照路径上前两名 logit 的差距", "step": "步", "margin": "第一名 − 第二名 logit",
+    "flip": "分叉处",
+}
+
+register("determinism", EN, ZH)
+tr = Namespace("determinism")

@@ -1,0 +1,37 @@
+"""What the Temperature-0 tab draws from ``greedy_variants``'s result: each path's text with
+the step where it first leaves the reference, and the reference path's top-1 − top-2 logit
+margins (the steps where a path diverged in red). Nothing is computed here but layout."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import plotly.graph_objects as go
+
+from decoding_lab.ui.determinism.strings import tr
+
+
+def render(lang: str, out: dict | None) -> tuple[str, Any]:
+    """(the paths as HTML, the margin chart) for one run; nothing before the first run."""
+    if not out:
+        return "", None
+    runs = out["runs"]
+    n = len(runs[0]["tokens"])
+    rows = [f"<div class='det-run'><b>{html.escape(runs[0]['name'])}</b> (reference)<br>"
+            f"<span class='det-text'>{html.escape(out['texts'][runs[0]['name']])}</span></div>"]
+    flips = []
+    for run, div in zip(runs[1:], out["divergence"]):
+        if div["step"] is None:
+            note = tr(lang, "same", n=n)
+        else:
+            note = tr(lang, "diverge", step=div["step"], ref=div["reference_token"], var=div["variant_token"],
+                      m=div["reference_margin"])
+            flips.append(div["step"])
+        rows.append(f"<div class='det-run'><b>{html.escape(run['name'])}</b>: {html.escape(note)}<br>"
+                    f"<span class='det-text'>{html.escape(out['texts'][run['name']])}</span></div>")
+    fig = go.Figure(go.Bar(x=list(range(n)), y=runs[0]["margins"], name=tr(lang, "margin"),
+                           marker_color=["#d62728" if i in flips else "#4c78a8" for i in range(n)]))
+    fig.update_layout(title=tr(lang, "margins"), xaxis_title=tr(lang, "step"), yaxis_title=tr(lang, "margin"),
+                      yaxis_type="log", height=300, margin=dict(l=50, r=20, t=50, b=40))
+    return "\n".join(rows), fig

@@ -1,0 +1,220 @@
+"""Explorer tab, handlers: each turns a click into stepper calls and returns the views as a dict
+keyed by component. The stepper does the maths; ``views`` and ``common.plots`` draw its traces.
+
+Every handler takes one dict of named inputs (``named``). The step-like ones get ``lang``,
+``session`` (two ``gr.State``s, invisible to the API), then ``model, hub_id, prompt, chat``,
+one value per key of ``SETTING_KEYS`` and ``top_n`` (see ``request.CONTROL_NAMES``), turned
+into an ``ExplorerRequest`` once."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterator
+
+import gradio as gr
+
+from decoding_lab.settings import PRESET_ORDERS
+from decoding_lab.stages import SettingsError
+from decoding_lab.stepper import SessionError
+from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, values_from_settings
+from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
+from decoding_lab.ui.explorer.request import ExplorerRequest, ExplorerSession, new_session, session_for
+from decoding_lab.ui.explorer.views import render, step_table, text_views, view_components
+
+FULL_EVERY = 1.0  # seconds between full redraws while playing
+LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
+
+
+def prepare(req: ExplorerRequest, session: ExplorerSession | None) -> ExplorerSession:
+    """The visitor's session, or a fresh one built from ``req``. A changed model or prompt only
+    takes effect on Reset (the settings do from the next step: ``session.apply``)."""
+    if session is None:
+        return session_for(req)
+    if not session.built_from(req):
+        gr.Warning(t(req.lang, "stale_prompt"))
+    return session
+
+
+def whole_number(value: Any, what: str, lo: int, hi: int) -> int:
+    if value is None or not lo <= float(value) <= hi:
+        raise SettingsError(f"{what} must be between {lo} and {hi}, got {value!r}")
+    return int(value)
+
+
+def token_id_of(token: Any) -> int:
+    """A candidate's token id, from the dropdown or the chart's hidden box."""
+    if token is None or str(token).strip() == "":
+        raise SettingsError("choose a candidate token first")
+    try:
+        return int(float(token))
+    except (ValueError, OverflowError):  # "abc", "nan", "inf"
+        raise SettingsError(f"token id must be a whole number, got {token!r}") from None
+
+
+def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:
+    """A lesson's preset: model, prompt and settings into the controls, then a fresh session
+    that has run the preset's ``steps``, drawn."""
+    settings = preset_settings(preset)
+    model, prompt = preset.get("model") or ui.model.value, preset.get("prompt", "")
+    chat = "chat" if preset.get("chat", True) else "raw"
+    values = values_from_settings(settings)
+    out: dict[Any, Any] = {ui.model: model, ui.hub: "", ui.prompt: prompt, ui.chat: chat,
+                           **{ui.settings[k]: values[k] for k in SETTING_KEYS}}
+    session = new_session(model, prompt, chat, settings, LESSON_TOP_N)
+    for _ in range(int(preset.get("steps", 0))):
+        if session.stepper.finished:
+            break
+        session.step()
+    return {**out, **render(ui, lang, session)}
+
+
+def fill_outputs(ui: Any) -> list[Any]:
+    return [ui.model, ui.hub, ui.prompt, ui.chat, *(ui.settings[k] for k in SETTING_KEYS), *view_components(ui)]
+
+
+def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
+    """Attach the handlers; returns the events the page may chain or cancel. ``ctx.jobs`` bounds
+    how many model jobs one browser tab runs at once (see ``common.sessions``)."""
+    state = {"lang": ctx.lang_state, "session": ui.session}
+    controls = {"model": ui.model, "hub_id": ui.hub, "prompt": ui.prompt, "chat": ui.chat,
+                **{k: ui.settings[k] for k in SETTING_KEYS}, "top_n": ui.top_n}
+    views_out = view_components(ui)
+    out = views_out + [ui.share]
+
+    def model_job(fn: Callable, extra: dict[str, Any] | None = None, with_controls: bool = True) -> tuple:
+        """(handler, inputs): ``fn`` on named inputs, user errors as toasts, in a job slot of the tab."""
+        inputs, names = inputs_of({**state, **(controls if with_controls else {}), **(extra or {})})
+        return gated(named(guarded(gpu(fn)), names), ctx.jobs), inputs
+
+    def on_reset(v: dict) -> dict:
+        req = ExplorerRequest.from_inputs(v)
+        return {**render(ui, req.lang, session_for(req)), ui.share: req.share_query()}
+
+    def on_step(v: dict) -> dict:
+        req = ExplorerRequest.from_inputs(v)
+        session = prepare(req, v["session"])
+        with session.locked(req.lang):
+            session.apply(req)
+            session.step()
+        return {**render(ui, req.lang, session), ui.share: req.share_query()}
+
+    def on_step_n(v: dict) -> Iterator[dict]:
+        n = whole_number(v["n"], "N", 1, 1024)
+        req = ExplorerRequest.from_inputs(v)
+        yield from run(req, prepare(req, v["session"]), n)
+
+    def on_play(v: dict) -> Iterator[dict]:
+        req = ExplorerRequest.from_inputs(v)
+        session = prepare(req, v["session"])
+        yield from run(req, session, session.stepper.max_new_tokens)
+
+    def run(req: ExplorerRequest, session: ExplorerSession, n: int) -> Iterator[dict]:
+        lang, st = req.lang, session.stepper
+        with session.locked(lang):
+            session.apply(req)
+        if st.finished:
+            raise SessionError("generation reached an end-of-sequence token; undo or reset to go on")
+        share = req.share_query()
+        last_full = 0.0
+        for i in range(n):
+            if st.finished or len(st.tokens) >= st.max_new_tokens:
+                break
+            with session.locked(lang):
+                session.step()
+            # Charts at most every FULL_EVERY seconds, the text after every step: a browser
+            # cannot redraw three plotly figures ten times a second (and would stop responding).
+            now = time.perf_counter()
+            last = i == n - 1 or st.finished or len(st.tokens) >= st.max_new_tokens
+            if last or now - last_full >= FULL_EVERY:
+                last_full = now
+                yield {**render(ui, lang, session), ui.share: share}
+            else:
+                yield text_views(ui, lang, session)
+
+    def on_force(v: dict) -> dict:
+        token_id = token_id_of(v["token_id"])
+        req = ExplorerRequest.from_inputs(v)
+        session = prepare(req, v["session"])
+        st = session.stepper
+        with session.locked(req.lang):
+            session.apply(req)
+            if st.traces:
+                st.rewind(len(st.tokens) - 1)  # replace the shown step's choice; the old one becomes a branch
+            session.step(force_token_id=token_id)
+        return render(ui, req.lang, session)
+
+    def on_undo(v: dict) -> dict:
+        session = v["session"]
+        if session is None:
+            raise SessionError("nothing to undo")
+        with session.locked(v["lang"]):
+            session.stepper.undo()
+        return render(ui, v["lang"], session)
+
+    def on_restore(v: dict) -> dict:
+        session, branch = v["session"], v["branch"]
+        if session is None or branch is None or branch == "":
+            raise SessionError("choose a saved branch first")
+        with session.locked(v["lang"]):
+            session.stepper.checkout(int(branch))
+        return render(ui, v["lang"], session)
+
+    def on_redraw(v: dict) -> dict:
+        return render(ui, v["lang"], v["session"])
+
+    def on_export(v: dict) -> dict:
+        from decoding_lab.ui.common.export import write_files
+        session = v["session"]
+        if session is None:
+            raise SessionError("nothing to export yet: step first")
+        st = session.stepper
+        payload = st.export()
+        payload["entropy_curves"] = {tr.step: [list(p) for p in tr.entropy_curve] for tr in st.traces}
+        headers, rows = step_table(st, "en")
+        return {ui.files: gr.update(value=write_files("explorer", payload, headers, rows), visible=True)}
+
+    def on_order(v: dict) -> dict:
+        preset = v["preset"]
+        if preset in PRESET_ORDERS:
+            return {ui.settings["custom_order"]: ",".join(PRESET_ORDERS[preset])}
+        return {ui.settings["custom_order"]: gr.update()}
+
+    def on_custom_order(v: dict) -> dict:
+        return {ui.settings["order_preset"]: CUSTOM}
+
+    busy = {"concurrency_id": "model", "show_progress": "minimal"}
+    ev: dict[str, Any] = {}
+    ev["step"] = ui.step.click(*model_job(on_step), out, api_name="explorer_step", **busy)
+    ev["step_n"] = ui.step_n.click(*model_job(on_step_n, {"n": ui.n_steps}), out, api_name="explorer_step_n", **busy)
+    ev["play"] = ui.play.click(*model_job(on_play), out, api_name="explorer_play", **busy)
+    # Stop cancels the stream, then redraws everything from the session (the stream only
+    # sent text between its chart updates).
+    redraw_inputs, redraw_names = inputs_of(state)
+    ev["stop"] = ui.stop.click(None, None, None, cancels=[ev["play"], ev["step_n"]], api_visibility="private").then(
+        named(on_redraw, redraw_names), redraw_inputs, views_out, api_name="explorer_redraw", show_progress="hidden")
+    ev["reset"] = ui.reset.click(*model_job(on_reset), out, api_name="explorer_reset", concurrency_id="model",
+                                 cancels=[ev["play"], ev["step_n"]])
+    ev["force"] = ui.force.click(*model_job(on_force, {"token_id": ui.candidates}), views_out,
+                                 api_name="explorer_force", **busy)
+    ev["force_click"] = ui.click_force.click(*model_job(on_force, {"token_id": ui.click_token}), views_out,
+                                             api_name="explorer_force_click", api_visibility="undocumented", **busy)
+    ev["undo"] = ui.undo.click(*model_job(on_undo, with_controls=False), views_out, api_name="explorer_undo", **busy)
+    ev["restore"] = ui.restore.click(*model_job(on_restore, {"branch": ui.branches}, with_controls=False), views_out,
+                                     api_name="explorer_restore", concurrency_id="model")
+    export_inputs, export_names = inputs_of(state)
+    ev["export"] = ui.export.click(named(guarded(on_export), export_names), export_inputs, [ui.files],
+                                   api_name="explorer_export")
+    order_inputs, order_names = inputs_of({"lang": ctx.lang_state, "preset": ui.settings["order_preset"]})
+    ev["order_preset"] = ui.settings["order_preset"].input(named(on_order, order_names), order_inputs,
+                                                           [ui.settings["custom_order"]], api_name="explorer_order_preset")
+    ev["custom_order"] = ui.settings["custom_order"].input(named(on_custom_order, ["order"]),
+                                                           [ui.settings["custom_order"]], [ui.settings["order_preset"]],
+                                                           api_name="explorer_custom_order")
+    # Write the share query into the address bar (no server round trip).
+    ev["share"] = ui.share.change(None, [ui.share], None,
+                                  js="(q) => { if (q) { history.replaceState(null, '', '?' + q); } return []; }")
+    return ev

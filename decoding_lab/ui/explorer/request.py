@@ -1,0 +1,101 @@
+"""What an Explorer action reads and what it holds.
+
+* ``ExplorerRequest``: the step-like endpoints' named inputs (``model``, ``hub_id``, ``prompt``,
+  ``chat``, one per key of ``SETTING_KEYS``, ``top_n``), validated once: the model name (a Hub
+  id overrides the list), the prompt format, the settings and the number of tokens shown.
+* ``ExplorerSession``: one visitor's stepper plus what it was built from, in a ``gr.State``
+  (``Session`` gives it the lock and the deep copy that keeps the model shared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from decoding_lab import stats
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import SettingsError
+from decoding_lab.stepper import Stepper
+from decoding_lab.ui.common import urlstate
+from decoding_lab.ui.common.session import Session
+from decoding_lab.ui.common.state import SETTING_KEYS, settings_from_values
+
+#: The API parameter names of every step-like endpoint, after the two (invisible) states.
+CONTROL_NAMES: tuple[str, ...] = ("model", "hub_id", "prompt", "chat", *SETTING_KEYS, "top_n")
+CURVE_GRID = stats.default_temperature_grid(n=32)  # H(T) is smooth: 32 points draw it well
+TOP_N_RANGE = (1, 200)
+
+
+@dataclass(frozen=True)
+class ExplorerRequest:
+    lang: str
+    model_name: str                 # the Hub id if one was typed, else the dropdown's model
+    prompt: str
+    chat: str                       # "chat" or "raw"
+    settings: SamplingSettings
+    top_n: int
+    controls: Mapping[str, Any]     # the settings controls as sent (for the share link)
+
+    @classmethod
+    def from_inputs(cls, v: Mapping[str, Any]) -> "ExplorerRequest":
+        """Named inputs -> a validated request (raises ``SettingsError``, a ``UserError``)."""
+        top_n, chat = v["top_n"], v["chat"]
+        lo, hi = TOP_N_RANGE
+        if top_n is None or not lo <= float(top_n) <= hi:
+            raise SettingsError(f"top-N must be between {lo} and {hi}, got {top_n!r}")
+        if chat not in ("chat", "raw"):
+            raise SettingsError(f"prompt format must be 'chat' or 'raw', got {chat!r}")
+        controls = {k: v[k] for k in SETTING_KEYS}
+        return cls(lang=v.get("lang") or "en", model_name=(v["hub_id"] or "").strip() or (v["model"] or ""),
+                   prompt=v["prompt"] or "", chat=chat, settings=settings_from_values(controls),
+                   top_n=int(top_n), controls=MappingProxyType(controls))
+
+    @property
+    def model_key(self) -> str:
+        """The model's name as ``get_model`` records it (bundled names in lower case)."""
+        from decoding_lab.models import BUNDLED
+        name = self.model_name.strip()
+        return name.lower() if name.lower() in BUNDLED else name
+
+    def share_query(self) -> str:
+        """The query string that restores these inputs (``common.urlstate``)."""
+        return urlstate.encode(self.model_name, self.prompt, self.chat, self.controls, self.top_n, self.lang)
+
+
+@dataclass
+class ExplorerSession(Session):
+    """One visitor's Explorer: the stepper plus what it was built from."""
+
+    model_name: str
+    prompt: str
+    chat: bool
+    stepper: Any  # decoding_lab.stepper.Stepper
+
+    def built_from(self, req: ExplorerRequest) -> bool:
+        """Whether ``req`` names this session's model, prompt and prompt format."""
+        return (req.model_key, req.prompt, req.chat == "chat") == (self.model_name, self.prompt, self.chat)
+
+    def apply(self, req: ExplorerRequest) -> None:
+        """The request's settings and top-N, from the next step on (the prompt needs a Reset)."""
+        self.stepper.set_settings(req.settings)
+        self.stepper.top_n = req.top_n
+
+    def step(self, force_token_id: int | None = None) -> None:
+        """One step; the new trace keeps its H(T) curve, so Undo shows the right one."""
+        st = self.stepper
+        st.step(force_token_id=force_token_id)
+        if st.traces and not st.traces[-1].entropy_curve:
+            st.traces[-1].entropy_curve = st.entropy_curve(CURVE_GRID)
+
+
+def new_session(name: str, prompt: str, chat: str, settings: Any, top_n: int) -> ExplorerSession:
+    """A fresh stepper on ``name`` (loaded once per process), prefilled with ``prompt``."""
+    from decoding_lab.models import get_model
+    lm = get_model(name)
+    stepper = Stepper.from_prompt(lm, prompt, chat == "chat", settings, top_n=top_n)
+    return ExplorerSession(lm.name, prompt, chat == "chat", stepper)
+
+
+def session_for(req: ExplorerRequest) -> ExplorerSession:
+    return new_session(req.model_name, req.prompt, req.chat, req.settings, req.top_n)

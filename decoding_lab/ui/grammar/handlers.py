@@ -1,0 +1,195 @@
+"""The Grammar tab's events: each turns its named inputs into a ``GrammarRequest`` (checked
+once), calls the core, and returns the views as a dict keyed by component.
+
+Endpoints (their parameter names are the API's, as before): ``grammar_kind``,
+``grammar_preset``, ``grammar_reset``, ``grammar_step``, ``grammar_step_n``,
+``grammar_compare``, ``grammar_heal``. User errors become one toast through ``guarded``; the
+model events show their progress (and an error) on the generated text or the compare view
+only, not on every block they write."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab.errors import DeadEndError, SettingsError
+from decoding_lab.grammar import preset, preset_prompt
+from decoding_lab.ui.common.errors import guarded, plain, warn
+from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.state import values_from_settings
+from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
+from decoding_lab.ui.grammar.session import (DEFAULT_PRESET, GrammarRequest, GrammarSession, load_model, model_name,
+                                             new_session)
+from decoding_lab.ui.grammar.strings import KINDS, tr
+from decoding_lab.ui.grammar.views import compare_html, healing_views, preset_source, step_views
+
+HEAL_ROWS = 10
+
+#: What the text area holds when the user switches to a kind: (constraint text, a prompt that suits it).
+EXAMPLES: dict[str, tuple[str, str]] = {
+    "regex": (r"(1[0-2]|[1-9]):[0-5][0-9] (am|pm)",
+              "What time do people usually eat lunch? Answer with a time like 12:30 pm."),
+    "json_schema": (json.dumps({"type": "object", "properties": {
+        "city": {"type": "string", "minLength": 1, "maxLength": 20},
+        "country": {"type": "string", "minLength": 1, "maxLength": 20},
+        "population_millions": {"type": "number", "minimum": 0, "maximum": 50}},
+        "required": ["city", "country", "population_millions"], "additionalProperties": False}, indent=2),
+        "Give facts about Paris as JSON with the fields city, country and population_millions."),
+    "choices": ("positive\nnegative\nneutral",
+                "Is this review positive, negative or neutral? \"The soup was cold and the waiter was rude.\""),
+    "lark": ('start: "[" item ", " item ", " item "]"\nitem: "\\"" /[a-z]{3,10}/ "\\""',
+             "List three colours as a JSON array of strings."),
+    "gbnf": ('root ::= "The answer is " answer "."\nanswer ::= "yes" | "no"', "Is the Sun a star?"),
+}
+
+
+def load_constraint(parts: Any, preset_name: str | None = None, kind: str | None = None, text: str | None = None,
+                    prompt: str | None = None) -> dict:
+    """Updates that load a constraint (and a prompt) into the tab:
+    ``load_constraint(parts, preset_name="integer")`` (the preset's own prompt unless ``prompt``
+    is given) or ``load_constraint(parts, kind="regex", text="[0-9]+", prompt="...")``. A running
+    session starts over at the next Step, because what it was built from changed."""
+    if preset_name is not None:
+        preset(preset_name)  # a bad name raises GrammarError here, not in the visitor's face
+        return {parts.kind: "preset", parts.preset: gr.update(value=preset_name, visible=True),
+                parts.text: gr.update(value=preset_source(preset_name), interactive=False),
+                parts.prompt: prompt if prompt is not None else preset_prompt(preset_name)}
+    if kind not in KINDS or kind == "preset":
+        raise SettingsError(f"fill: give a preset name or a kind among {', '.join(KINDS[1:])}")
+    return {parts.kind: kind, parts.preset: gr.update(visible=False),
+            parts.text: gr.update(value=text if text is not None else EXAMPLES[kind][0], interactive=True),
+            parts.prompt: prompt if prompt is not None else EXAMPLES[kind][1]}
+
+
+def fill(picker: ModelPicker, parts: Any, preset: dict[str, Any], lang: str) -> dict:
+    """A lesson's ``[preset]`` loaded into the tab: the Explorer's model choice and settings
+    (this tab reads that model), the lesson's constraint preset (``constraint``) and prompt."""
+    out = picker_fill(picker, preset)
+    if picker.settings:
+        values = values_from_settings(preset_settings(preset))
+        out.update({comp: values[key] for key, comp in picker.settings.items()})
+    out.update(load_constraint(parts, preset_name=preset.get("constraint", DEFAULT_PRESET),
+                               prompt=preset.get("prompt") or None))
+    return out
+
+
+def fill_outputs(picker: ModelPicker, parts: Any) -> list:
+    return [picker.model, picker.hub, picker.chat, *picker.settings.values(), parts.kind, parts.preset, parts.text,
+            parts.prompt]
+
+
+def session_for(req: GrammarRequest, session: GrammarSession | None) -> GrammarSession:
+    """The visitor's session, started over when what it was built from changed."""
+    if session is not None and session.key == req.key:
+        return session
+    fresh = new_session(req)
+    if session is not None:
+        gr.Info(plain(tr(req.lang, "restarted")))
+    return fresh
+
+
+def advance(lang: str, session: GrammarSession, n: int) -> None:
+    """Up to ``n`` steps (call it holding the session's lock); the end of the text or of the
+    budget is a warning, not an error."""
+    st = session.stepper
+    for _ in range(int(n)):
+        if st.finished:
+            warn(tr(lang, "finished"))
+            break
+        if len(st.tokens) >= st.max_new_tokens:
+            warn(tr(lang, "budget", n=st.max_new_tokens) if session.mask.status() == "incomplete"
+                 else tr(lang, "finished"))
+            break
+        try:
+            st.step()
+        except DeadEndError as e:  # the steps taken so far stay; say why it stopped
+            warn(str(e))
+            break
+
+
+def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
+    """Attach the tab's events; returns them by name. The model choice is the Explorer's
+    (``ctx.picker``); ``ctx.jobs`` bounds the model jobs one browser tab runs at once."""
+    p, ui = ctx.picker, parts
+    step_out = [ui.session, ui.status, ui.generated, ui.trace, ui.forbidden, ui.timing]
+    spec = {"lang": ctx.lang_state, "session": ui.session, "model": p.model, "hub_id": p.hub, "kind": ui.kind,
+            "preset": ui.preset, "constraint": ui.text, "prompt": ui.prompt, "chat": ui.chat,
+            "temperature": ui.temperature, "seed": ui.seed, "max_new_tokens": ui.max_tokens}
+
+    def model_event(fn, names):
+        return gated(named(guarded(gpu(fn)), names), ctx.jobs)
+
+    @guarded
+    def on_kind(v: dict) -> dict:
+        if v["kind"] == "preset":
+            name = v["preset"] or DEFAULT_PRESET
+            return {ui.text: gr.update(value=preset_source(name), interactive=False),
+                    ui.prompt: preset_prompt(name), ui.preset: gr.update(visible=True)}
+        text, prompt = EXAMPLES.get(v["kind"], ("", ""))
+        return {ui.text: gr.update(value=text, interactive=True), ui.prompt: prompt,
+                ui.preset: gr.update(visible=False)}
+
+    kind_out = [ui.text, ui.prompt, ui.preset]
+    inputs, names = inputs_of({"lang": ctx.lang_state, "kind": ui.kind, "preset": ui.preset})
+    events = {"kind": ui.kind.input(named(on_kind, names), inputs, kind_out, api_name="grammar_kind")}
+    inputs, names = inputs_of({"lang": ctx.lang_state, "preset": ui.preset})
+    def on_preset(v: dict) -> dict:
+        return on_kind({**v, "kind": "preset"})
+
+    events["preset"] = ui.preset.input(named(on_preset, names), inputs, kind_out, api_name="grammar_preset")
+
+    def on_reset(v: dict) -> dict:
+        fresh = new_session(GrammarRequest.from_inputs(v))
+        return {ui.session: fresh, **step_views(ui, v["lang"], fresh)}
+
+    def on_step(v: dict) -> dict:
+        req = GrammarRequest.from_inputs(v)  # a bad constraint stops here: one error, the session untouched
+        session = session_for(req, v["session"])
+        with session.locked(req.lang):
+            session.apply(req)
+            advance(req.lang, session, req.n_steps)
+        return {ui.session: session, **step_views(ui, req.lang, session)}
+
+    inputs, names = inputs_of(spec)
+    model = {"concurrency_id": "model", "show_progress_on": [ui.generated]}
+    events["reset"] = ui.reset.click(model_event(on_reset, names), inputs, step_out, api_name="grammar_reset",
+                                     **model)
+    events["step"] = ui.step.click(model_event(on_step, names), inputs, step_out, api_name="grammar_step", **model)
+    inputs, names = inputs_of({**spec, "n_steps": ui.n_steps})
+    events["step_n"] = ui.step_n.click(model_event(on_step, names), inputs, step_out, api_name="grammar_step_n",
+                                       show_progress="minimal", **model)
+
+    def on_compare(v: dict) -> dict:
+        from decoding_lab.experiments.constrained_vs_free import constrained_vs_free
+        req = GrammarRequest.from_inputs(v)
+        lm, chat_mode = load_model(req.model, req.chat)
+        r = constrained_vs_free(lm, req.prompt, req.constraint, n=req.n, settings=req.settings,
+                                max_new_tokens=req.max_new_tokens, chat=chat_mode)
+        if r.unfinished:
+            warn(tr(req.lang, "cmp_unfinished", k=r.unfinished))
+        summary, body = compare_html(req.lang, r)
+        return {ui.cmp_last: r, ui.cmp_summary: summary, ui.cmp_view: body}
+
+    cmp = {k: c for k, c in spec.items() if k not in ("session", "max_new_tokens")}
+    inputs, names = inputs_of({**cmp, "n": ui.cmp_n, "max_new_tokens": ui.cmp_tokens})
+    events["compare"] = ui.cmp_run.click(model_event(on_compare, names), inputs,
+                                         [ui.cmp_last, ui.cmp_summary, ui.cmp_view], api_name="grammar_compare",
+                                         concurrency_id="model", show_progress_on=[ui.cmp_view])
+
+    def on_heal(v: dict) -> dict:
+        from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids
+        from decoding_lab.grammar import healing_demo
+        lm, chat_mode = load_model(model_name(v["model"], v["hub_id"]), v["chat"])
+        d = healing_demo(lm, answer_prefix_ids(lm, v["prompt"] or "", v["prefix"] or "", chat_mode), top_n=HEAL_ROWS)
+        summary, without, with_h = healing_views(v["lang"], d)
+        return {ui.heal_last: d, ui.heal_summary: summary, ui.heal_without: without, ui.heal_with: with_h}
+
+    inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub_id": p.hub, "prompt": ui.prompt,
+                               "chat": ui.chat, "prefix": ui.heal_prefix})
+    events["heal"] = ui.heal_run.click(model_event(on_heal, names), inputs,
+                                       [ui.heal_last, ui.heal_summary, ui.heal_without, ui.heal_with],
+                                       api_name="grammar_heal", concurrency_id="model")
+    return events

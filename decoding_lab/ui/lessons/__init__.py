@@ -1,0 +1,51 @@
+"""Lessons: read a lesson (English or Chinese), load its experiment in one click, answer its
+question, and track progress. Teacher mode shows one idea per screen in large type for projecting
+in class.
+
+``build(ctx)`` lays out and wires the tab's own events (and, through ``ctx.page``, the progress
+restore on page load, ``lesson_restore_progress``). The page wires "Load this experiment"
+(``parts.load``): it reads the lesson number from ``parts.current``, calls the named tab's ``fill``
+and writes ``parts.loaded_message(lang, lesson, tab_id)`` into ``parts.loaded``.
+
+A broken lesson file must not take the app down: the tab then shows a note instead, and its
+``parts.lessons`` is empty (``parts.load`` is None), so there is nothing to load."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+
+from decoding_lab.lessons import LessonError, load_lessons
+from decoding_lab.ui.common.errors import plain
+from decoding_lab.ui.common.tab import TabContext, TabUI
+from decoding_lab.ui.lessons import handlers, layout
+from decoding_lab.ui.lessons.strings import tr
+from decoding_lab.ui.lessons.views import loaded_message, outputs
+
+__all__ = ["build", "loaded_message"]
+
+
+def build(ctx: TabContext) -> TabUI:
+    try:
+        lessons = load_lessons()
+        if not lessons:
+            raise LessonError("no lesson files in lessons/")
+    except LessonError as e:
+        note = gr.Markdown(f"*{tr(ctx.lang, 'unavailable', error=plain(e))}*", elem_id="lessons-unavailable")
+        parts = SimpleNamespace(lessons={}, load=None, current=None, loaded=None, note=note,
+                                loaded_message=loaded_message)
+        return TabUI(name="lessons", parts=parts)
+    ui = layout.build(ctx.lang, lessons)
+    events = handlers.wire(ui, ctx.lang_state, ctx.page)
+    ui.loaded_message = loaded_message
+    return TabUI(
+        name="lessons",
+        states=[ui.current, ui.done],
+        views=outputs(ui),
+        relabel=lambda lang, number, done: handlers.relabel(ui, lang, number, done),
+        relabel_private=True,    # its progress lives in a gr.BrowserState, kept out of set_language's API
+        fill=None,
+        events=events,
+        parts=ui,
+    )

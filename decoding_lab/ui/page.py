@@ -1,0 +1,181 @@
+"""The page: a header, one ``gr.Tab`` per tab package, and the three things that cross tabs.
+
+Every tab is built the same way (``build(ctx) -> TabUI``, see ``common.tab``), so the page is
+a loop. What it wires itself:
+
+* the language switch: static labels through ``Labels``, then each tab's ``relabel``;
+* a lesson's "Load this experiment": find the tab the lesson names, call its ``fill``;
+* a share link: the query string restores the Explorer (``common.urlstate``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab.ui import beam, compare, determinism, explorer, grammar, lessons, multisample
+from decoding_lab.ui.common import urlstate
+from decoding_lab.ui.common.errors import guarded, plain
+from decoding_lab.ui.common.i18n import LANGS, norm_lang, t
+from decoding_lab.ui.common.sessions import SessionJobs, gated
+from decoding_lab.ui.common.state import Labels, merge_updates
+from decoding_lab.ui.common.tab import TabContext, TabUI, named
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+
+#: Tab id -> its package, in the order the page shows them.
+TABS: tuple[tuple[str, Any], ...] = (("explorer", explorer), ("lessons", lessons), ("compare", compare),
+                                     ("beam", beam), ("grammar", grammar), ("multisample", multisample),
+                                     ("determinism", determinism))
+
+HEAD = """
+<script>
+// Clicking a bar of the distribution chart forces that token (a new branch).
+(function () {
+  function attach() {
+    const el = document.querySelector('#dist-chart .js-plotly-plot');
+    if (!el || el.__dlBound || !el.on) return;
+    el.__dlBound = true;
+    el.on('plotly_click', function (d) {
+      if (!d || !d.points || !d.points.length) return;
+      const box = document.querySelector('#force-token-box textarea, #force-token-box input');
+      const btn = document.querySelector('#force-token-btn');
+      if (!box || !btn) return;
+      box.value = String(d.points[0].customdata);
+      box.dispatchEvent(new Event('input', {bubbles: true}));
+      setTimeout(function () { btn.click(); }, 60);
+    });
+  }
+  new MutationObserver(attach).observe(document.documentElement, {childList: true, subtree: true});
+})();
+</script>
+"""
+
+# Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
+RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 80); }"
+
+
+def launch_kwargs() -> dict[str, Any]:
+    """Gradio 6 takes css/theme/head in ``launch()``, not in ``gr.Blocks``; the number of tabs
+    whose state is kept comes from ``DECODING_LAB_MAX_SESSIONS``."""
+    from decoding_lab import limits
+    css_file = ASSETS / "app.css"
+    return {"css": css_file.read_text(encoding="utf-8") if css_file.is_file() else "",
+            "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": HEAD,
+            "state_session_capacity": limits.current().max_sessions}
+
+
+def _unique(components: list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    out = []
+    for c in components:
+        if id(c) not in seen:
+            seen.add(id(c))
+            out.append(c)
+    return out
+
+
+def build_demo(lang: str = "en") -> gr.Blocks:
+    lang = norm_lang(lang)
+    L = Labels()
+    jobs = SessionJobs()  # model jobs running per tab (DECODING_LAB_SESSION_JOBS at most)
+    with gr.Blocks(title="Decoding Lab", fill_width=True) as demo:
+        lang_state = gr.State(lang)
+        with gr.Row(elem_id="header"):
+            with gr.Column(scale=5):
+                L(gr.Markdown(t(lang, "title"), elem_id="title"), "title", "value")
+                L(gr.Markdown(t(lang, "subtitle"), elem_id="subtitle"), "subtitle", "value")
+            lang_radio = L(gr.Radio([(v, k) for k, v in LANGS.items()], value=lang, label=t(lang, "language"),
+                                    elem_id="lang-radio", scale=1, min_width=200), "language")
+        ctx = TabContext(lang, lang_state, jobs, L, page=demo)
+        tabs: dict[str, TabUI] = {}
+        with gr.Tabs(elem_id="tabs", selected="explorer") as tabs_comp:
+            for name, module in TABS:
+                with gr.Tab(t(lang, f"tab_{name}"), id=name, elem_id=f"tab-{name}") as tab:
+                    L(tab, f"tab_{name}")
+                    tabs[name] = module.build(ctx)
+                tab.select(None, None, None, js=RESIZE_JS)
+        _wire_language(tabs, L, lang_state, lang_radio)
+        _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs)
+        _wire_share_link(demo, tabs["explorer"], lang_radio)
+    demo.launch_kwargs = launch_kwargs()  # type: ignore[attr-defined]
+    return demo
+
+
+def _wire_language(tabs: dict[str, TabUI], L: Labels, lang_state: Any, lang_radio: Any) -> None:
+    """One event relabels the page and redraws every tab from its state; tabs whose state is a
+    ``gr.BrowserState`` (kept out of the public API) follow in a private event."""
+    public = [tab for tab in tabs.values() if tab.relabel is not None and not tab.relabel_private]
+    inputs = [s for tab in public for s in tab.states]
+    outputs = _unique([lang_state, *L.components(), *(v for tab in public for v in tab.views)])
+
+    def on_language(new_lang: str, *states: Any) -> dict:
+        new_lang = norm_lang(new_lang)
+        out = {lang_state: new_lang, **L.updates(new_lang)}
+        i = 0
+        for tab in public:
+            n = len(tab.states)
+            out = merge_updates(out, tab.relabel(new_lang, *states[i:i + n]))
+            i += n
+        out[lang_radio] = gr.update(label=t(new_lang, "language"))  # the radio keeps its value
+        return out
+
+    ev = lang_radio.change(on_language, [lang_radio, *inputs], outputs, api_name="set_language")
+    for tab in tabs.values():
+        if tab.relabel is not None and tab.relabel_private:
+            ev.then(tab.relabel, [lang_state, *tab.states], tab.views, api_visibility="private")
+
+
+def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any, jobs: SessionJobs) -> None:
+    """"Load this experiment": the lesson names a tab; that tab's ``fill`` sets it up."""
+    les = tabs["lessons"].parts
+    if les is None or not getattr(les, "lessons", None):  # no lessons could be read: nothing to load
+        return
+    outputs = _unique([tabs_comp, les.loaded, *(c for tab in tabs.values() for c in tab.fill_outputs)])
+
+    @guarded
+    def on_load(v: dict) -> dict:
+        lang = v["lang"]
+        lesson = les.lessons[int(v["number"])]
+        preset = dict(lesson.preset)
+        tab_id = preset.get("tab", "explorer")
+        tab = tabs.get(tab_id)
+        if tab is None or tab.fill is None:
+            gr.Warning(plain(t(lang, "tab_missing", tab=tab_id)))
+            return {les.loaded: gr.update()}
+        return {**tab.fill(preset, lang), les.loaded: les.loaded_message(lang, lesson, tab_id),
+                tabs_comp: gr.Tabs(selected=tab_id)}
+
+    les.load.click(gated(named(on_load, ["lang", "number"]), jobs), [lang_state, les.current], outputs,
+                   api_name="lesson_load", concurrency_id="model")
+
+
+def _wire_share_link(demo: gr.Blocks, ex_tab: TabUI, lang_radio: Any) -> None:
+    """``?model=…&prompt=…&T=0.7&top_p=0.9`` restores the Explorer; a bad value is skipped with a note."""
+    ex = ex_tab.parts
+    ctl = {"model": ex.model, "prompt": ex.prompt, "chat": ex.chat, "top_n": ex.top_n, **ex.settings}
+
+    def on_load(request: gr.Request):
+        params = dict(request.query_params) if request is not None else {}
+        values, notes = urlstate.decode(params)
+        out: dict[Any, Any] = {ex.hub: gr.update()}  # never empty: gradio reads {} as one value
+        if values.get("model"):
+            from decoding_lab.models import BUNDLED
+            if values["model"].lower() in BUNDLED:
+                out[ex.model] = values["model"].lower()
+            elif values["model"] in explorer.model_names():  # an allow-listed Hub model
+                out[ex.model] = values["model"]
+            else:
+                out[ex.hub] = values["model"]
+        for key, comp in ctl.items():
+            if key != "model" and key in values:
+                out[comp] = values[key]
+        for note in notes:
+            gr.Warning(plain(note))
+        if values.get("lang") and values["lang"] != "en":
+            out[lang_radio] = values["lang"]  # its change event relabels the page
+        return out
+
+    demo.load(on_load, None, [ex.hub, lang_radio, *ctl.values()], api_name="restore_from_url")
