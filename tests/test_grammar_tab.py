@@ -168,3 +168,22 @@ def test_fill_loads_a_preset_or_a_kind():
     assert (out[ui.kind], out[ui.text]["value"], out[ui.prompt]) == ("regex", "[0-9]+", "Count.")
     with pytest.raises(GrammarError):
         tab.fill({"tab": "grammar", "constraint": "nope"}, "en")
+
+
+def test_one_request_checked_once_and_one_error_badge():
+    """Every model event reads one ``GrammarRequest``: a bad regex fails there (before a model
+    loads or the session is touched), and the events show progress, and so an error, on one block."""
+    from decoding_lab.grammar import GrammarError
+    from decoding_lab.ui.grammar import GrammarRequest
+
+    with pytest.raises(GrammarError, match="invalid regex"):
+        GrammarRequest.from_inputs({"lang": "en", **args(kind="regex", constraint="[a-")})
+    a = GrammarRequest.from_inputs({"lang": "en", **args(temperature=0.0)})
+    b = GrammarRequest.from_inputs({"lang": "en", **args(temperature=0.9, seed=3, max_new_tokens=8, n_steps=4)})
+    assert a.key == b.key and b.n_steps == 4 and b.settings.temperature == 0.9  # only the prompt side restarts
+    assert GrammarRequest.from_inputs({"lang": "en", **args(hub_id=" owner/m ")}).model == "owner/m"
+    demo, ui = build_app()
+    deps = {d["api_name"]: d for d in demo.config["dependencies"]}
+    for name in ("grammar_step", "grammar_step_n", "grammar_reset"):
+        assert deps[name]["show_progress_on"] == [ui.generated._id], name
+    assert deps["grammar_compare"]["show_progress_on"] == [ui.cmp_view._id]

@@ -23,7 +23,9 @@ torch.set_num_threads(1)
 
 from decoding_lab.experiments import sweep  # noqa: E402
 from decoding_lab.stages import SettingsError  # noqa: E402
-from decoding_lab.ui import multisample_tab as mt  # noqa: E402
+from decoding_lab.ui.multisample import data as md  # noqa: E402
+from decoding_lab.ui.multisample import views as mt  # noqa: E402
+from decoding_lab.ui.multisample.strings import tr as ms_tr  # noqa: E402
 
 FILES = [p for p in sweep.shipped_results()]
 pytestmark = pytest.mark.skipif(not FILES, reason="no shipped sweep files")
@@ -46,7 +48,7 @@ def cell_of(result: dict, t: float, trunc: str) -> dict:
 def test_passk_figure_matches_json(path):
     result = sweep.load_result(path)
     fig = mt.passk_figure(result, "en", "none")
-    assert [tr.name for tr in fig.data] == [f"k={k}" for k in mt.ks_for(result)]
+    assert [tr.name for tr in fig.data] == [f"k={k}" for k in md.ks_for(result)]
     for tr in fig.data:
         k = int(tr.name[2:])
         for t, y, e in zip(tr.x, tr.y, tr.error_y.array):
@@ -57,7 +59,7 @@ def test_passk_figure_matches_json(path):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_best_by_k_matches_file(path):
     result = sweep.load_result(path)
-    best = mt.best_by_k(result)
+    best = md.best_by_k(result)
     for k, b in result["best_by_k"].items():
         assert best[int(k)]["temperature"] == b["temperature"]
         assert best[int(k)]["pass"] == pytest.approx(b["pass"], abs=1e-12)
@@ -70,20 +72,20 @@ def test_best_by_k_matches_file(path):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_heatmap_blank_where_missing(path):
     result = sweep.load_result(path)
-    rows, cols, z = mt.heatmap_matrix(result, "pass_at_k", 4)
+    rows, cols, z = md.heatmap_matrix(result, "pass_at_k", 4)
     filled = sum(v is not None for row in z for v in row)
-    done = {(mt.row_label(c), c["temperature"]) for c in result["cells"] if c["temperature"] > 0}
+    done = {(md.row_label(c), c["temperature"]) for c in result["cells"] if c["temperature"] > 0}
     greedy = any(c["temperature"] == 0 for c in result["cells"])
-    assert filled == len(done) + (len(mt.truncations(result)) if greedy else 0)
+    assert filled == len(done) + (len(md.truncations(result)) if greedy else 0)
     for c in result["cells"]:
-        i = rows.index(mt.row_label(c))
+        i = rows.index(md.row_label(c))
         assert z[i][cols.index(c["temperature"])] == c["metrics"]["pass_at_k"][3]["mean"]
     fig = mt.heatmap_figure(result, "en", "pass_at_k", 4)
     assert f"{result['cells_done']} of {result['cells_total']} cells" in fig.layout.title.text
     zh = mt.heatmap_figure(result, "zh", "mean_length", 4)
     assert "温度" in zh.layout.xaxis.title.text
     with pytest.raises(Exception, match="unknown metric"):
-        mt.heatmap_matrix(result, "nope", 1)
+        md.heatmap_matrix(result, "nope", 1)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -99,23 +101,60 @@ def test_table(path):
 
 def test_bad_name_rejected():
     with pytest.raises(Exception, match="no shipped sweep file named"):
-        mt.resolve("../../etc/passwd")
+        md.resolve("../../etc/passwd")
+
+
+def test_shipped_sweep_is_parsed_once_and_shared_read_only():
+    import threading
+    from types import MappingProxyType
+
+    md.SWEEPS.clear()
+    name = FILES[0].name
+    seen = []
+    threads = [threading.Thread(target=lambda: seen.append(md.load(name)[1])) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(r is seen[0] for r in seen)                      # one parse, shared
+    result = seen[0]
+    assert isinstance(result, MappingProxyType) and isinstance(result["cells"], tuple)
+    with pytest.raises(TypeError):
+        result["cells"][0]["metrics"]["pass1"] = 1.0            # nobody can change what others see
+    with pytest.raises(AttributeError):
+        result["cells"][0]["metrics"]["pass_at_k"].append(None)
+    assert md.best_by_k(result) == md.best_by_k(fresh(name))    # and it reads like the file
 
 
 # --------------------------------------------------------------------------- live tab
 def build_app():
+    """The tab alone in a small Blocks, with the page's language switch: static labels through
+    ``Labels``, then the tab's ``relabel``. Returns the demo and the mounted tab (``ui`` = its parts,
+    ``rerender`` = what the switch writes, ``tab`` = the ``TabUI``)."""
     import gradio as gr
+    from types import SimpleNamespace
+
+    from decoding_lab.ui.common.sessions import SessionJobs
+    from decoding_lab.ui.common.state import Labels, merge_updates
+    from decoding_lab.ui.common.tab import ModelPicker, TabContext
+    from decoding_lab.ui.multisample import build
 
     with gr.Blocks() as demo:
         lang_state = gr.State("en")
         lang = gr.Radio(["en", "zh"], value="en", label="Language")
-        tab = mt.mount("en", lang_state, None)
+        picker = ModelPicker(gr.Dropdown(["smollm2-135m-instruct"]), gr.Textbox(), gr.Radio(["chat", "raw"]))
+        labels = Labels()
+        tab = build(TabContext("en", lang_state, SessionJobs(), labels, picker=picker, page=demo))
+        mounted = SimpleNamespace(tab=tab, ui=tab.parts, states=tab.states,
+                                  rerender=lambda new_lang, *states: merge_updates(labels.updates(new_lang),
+                                                                                   tab.relabel(new_lang, *states)))
 
         def on_language(new_lang, *states):
-            return {lang_state: new_lang, **tab.rerender(new_lang, *states)}
+            return {lang_state: new_lang, **mounted.rerender(new_lang, *states)}
 
-        lang.change(on_language, [lang] + tab.states, [lang_state] + tab.views, api_name="multisample_set_language")
-    return demo, tab
+        outputs = list({id(c): c for c in [lang_state, *labels.components(), *tab.views]}.values())
+        lang.change(on_language, [lang] + tab.states, outputs, api_name="multisample_set_language")
+    return demo, mounted
 
 
 @pytest.fixture(scope="module")
@@ -201,8 +240,8 @@ def test_chinese_rerender(app):
     assert "每个问题多次采样" in flat and "温度" in flat and "扫描结果文件" in flat
     # direct call: every label is relabelled
     upd = tab.rerender("zh", tab.ui.view.value)
-    assert upd[tab.ui.file]["label"] == mt.s("zh", "file")
-    assert upd[tab.ui.table]["label"] == mt.s("zh", "table")
+    assert upd[tab.ui.file]["label"] == ms_tr("zh", "file")
+    assert upd[tab.ui.table]["label"] == ms_tr("zh", "table")
     assert "温度" in upd[tab.ui.passk].layout.xaxis.title.text
     client.predict("en", api_name="/multisample_set_language")
     en = tab.rerender("en", None)
@@ -211,7 +250,11 @@ def test_chinese_rerender(app):
 
 # --------------------------------------------------------------------------- calibrated temperature
 from decoding_lab.experiments import ctd_report  # noqa: E402
-from decoding_lab.ui import ctd_view, tilt_view  # noqa: E402
+from decoding_lab.ui.common.state import Labels  # noqa: E402
+from decoding_lab.ui.multisample import ctd as ctd_ui  # noqa: E402
+from decoding_lab.ui.multisample import layout, tilt_views  # noqa: E402
+from decoding_lab.ui.multisample import tilt as tilt_ui  # noqa: E402
+from decoding_lab.ui.multisample.strings import tr_tilt  # noqa: E402
 
 CTD = ctd_report.ctd_path_for(FILES[0]) if FILES else None
 needs_ctd = pytest.mark.skipif(CTD is None, reason="no shipped CTD file")
@@ -220,7 +263,7 @@ needs_ctd = pytest.mark.skipif(CTD is None, reason="no shipped CTD file")
 @needs_ctd
 def test_ctd_figures_match_the_files():
     ctd, result = ctd_report.load_ctd(CTD), sweep.load_result(FILES[0])
-    fit = ctd_view.fit_figure(result, ctd, "en")
+    fit = ctd_ui.fit_figure(result, ctd, "en")
     samples, bins, curve = fit.data
     x, y = ctd_report.calibration_samples(result, ctd["calibration_problems"])
     assert list(samples.x) == x and len(samples.y) == ctd["fit"]["samples"]
@@ -229,11 +272,11 @@ def test_ctd_figures_match_the_files():
     for cx, cy in zip(curve.x, curve.y):
         assert cy == pytest.approx(1 / (1 + math.exp(-(f["alpha"] + f["beta"] * cx))))
     assert sum(bins.customdata[i][0] for i in range(len(bins.x))) == len(x)
-    cmp = ctd_view.compare_figure(ctd, "en")
+    cmp = ctd_ui.compare_figure(ctd, "en")
     assert [tr.name for tr in cmp.data][0] == f"CTD (T = {ctd['ctd_temperature']:g})"
     assert list(cmp.data[0].y) == [r["ctd"] for r in ctd["rows"]]
     assert list(cmp.data[1].y) == [r["grid"] for r in ctd["rows"]] and list(cmp.data[2].y) == [r["oracle"] for r in ctd["rows"]]
-    table = ctd_view.compare_table(ctd, "en")
+    table = ctd_ui.compare_table(ctd, "en")
     rows = {r["k"]: r for r in ctd["rows"]}
     for row in table.itertuples(index=False):
         r = rows[row[0]]
@@ -244,12 +287,12 @@ def test_ctd_figures_match_the_files():
 @needs_ctd
 def test_ctd_text_states_the_fit_and_the_verdict():
     ctd = ctd_report.load_ctd(CTD)
-    text = ctd_view.summary_markdown(ctd, "en")
+    text = ctd_ui.summary_markdown(ctd, "en")
     first = ctd["rows"][0]
     assert f"T_ctd = {ctd['ctd_temperature']:g}" in text and f"{ctd['fit']['samples']} samples" in text
     assert f"{first['ctd']:.3f}" in text and f"{first['grid']:.3f}" in text
     assert ("CTD did worse" in text) == (first["ctd"] < first["grid"])
-    assert "T_ctd" in ctd_view.summary_markdown(ctd, "zh") and "校准" in ctd_view.summary_markdown(ctd, "zh")
+    assert "T_ctd" in ctd_ui.summary_markdown(ctd, "zh") and "校准" in ctd_ui.summary_markdown(ctd, "zh")
 
 
 @needs_ctd
@@ -262,14 +305,14 @@ def test_live_ctd_section(app):
     fit = json.loads(fit.get("value", fit)["plot"])  # an update that also sets visibility wraps the value
     assert len(fit["data"]) == 3 and fit["data"][2]["mode"] == "lines"
     table = out["ctd_table"]["value"]
-    assert [row[0] for row in table["data"]] == [k for k in ctd_view.KS if k <= ctd["n"]]
+    assert [row[0] for row in table["data"]] == [k for k in ctd_ui.KS if k <= ctd["n"]]
     assert tab.ui.ctd.fit.value is not None                       # drawn when the page opens
 
 
 # --------------------------------------------------------------------------- verifier-tilted sampling
 def tilt(client, **kw):
-    args = {**tilt_view.DEFAULTS, **kw}
-    return dict(zip(TILT_OUT, client.predict(*[args[k] for k in tilt_view.KEYS], api_name="/tilt_run")))
+    args = {**tilt_ui.DEFAULTS, **kw}
+    return dict(zip(TILT_OUT, client.predict(*[args[k] for k in tilt_ui.KEYS], api_name="/tilt_run")))
 
 
 def test_tilt_bad_input_is_one_clear_line_and_the_server_goes_on(app):
@@ -289,13 +332,13 @@ def test_tilt_bad_input_is_one_clear_line_and_the_server_goes_on(app):
 def test_tilt_preset_fill_validates():
     import gradio as gr
     with gr.Blocks():
-        ui = tilt_view.build("en")
-    upd = tilt_view.fill(ui, {"eta": 10.0, "problem": 2})
+        ui = layout.tilt_section("en", Labels())
+    upd = tilt_ui.fill(ui, {"eta": 10.0, "problem": 2})
     assert upd[ui.eta] == 10.0 and upd[ui.problem] == 2
     with pytest.raises(SettingsError, match="unknown tilt setting"):
-        tilt_view.fill(ui, {"etaa": 1})
+        tilt_ui.fill(ui, {"etaa": 1})
     with pytest.raises(SettingsError, match="top-m"):
-        tilt_view.fill(ui, {"top_m": 0})
+        tilt_ui.fill(ui, {"top_m": 0})
 
 
 @pytest.mark.real
@@ -305,7 +348,7 @@ def test_tilt_eta_zero_matches_plain_sampling(app, smollm):
     client, _ = app
     out = tilt(client, eta=0, temperature=0.7, seed=1, max_new_tokens=12)
     assert "η = 0" in out["summary"] and "same 12 tokens" in out["summary"]
-    problem = tilt_view.problems()[2]
+    problem = tilt_ui.problems()[2]
     core = Stepper.from_prompt(smollm, problem.prompt, True, SamplingSettings(temperature=0.7, seed=1),
                                max_new_tokens=12)
     core.steps(12)
@@ -333,7 +376,7 @@ def test_tilt_fixes_plain_greedy_on_2_plus_5(app):
     fig = json.loads(out["plot"]["plot"])
     assert [tr.get("name") for tr in fig["data"]][1:] == ["z (model)", "z + η·V", "picked"]
     zh = tab.rerender("zh", tab.ui.view.value, None)
-    assert zh[tab.ui.tilt.eta]["label"] == tilt_view.s("zh", "eta")
+    assert zh[tab.ui.tilt.eta]["label"] == tr_tilt("zh", "eta")
 
 
 def test_lessons_point_at_controls_of_this_tab_and_their_tilt_presets_fill():
@@ -346,12 +389,13 @@ def test_lessons_point_at_controls_of_this_tab_and_their_tilt_presets_fill():
         missing = {item["control"] for item in les.look_at} - elem_ids
         assert not missing, f"lesson {les.number} points at {missing}"
         if les.preset.get("tilt"):
-            upd = tilt_view.fill(tab.ui.tilt, dict(les.preset["tilt"]))
-            assert upd[tab.ui.tilt.problem] in dict((v, k) for k, v in tilt_view.problem_choices())
+            upd = tab.tab.fill(dict(les.preset), "en")               # the tab's lesson fill
+            assert set(upd) <= set(tab.tab.fill_outputs)
+            assert upd[tab.ui.tilt.problem] in dict((v, k) for k, v in tilt_ui.problem_choices())
 
 
 def test_stop_requests_hold_only_running_runs():
-    stops = tilt_view.StopRequests()
+    stops = tilt_ui.StopRequests()
     run = stops.start()
     assert not stops.asked(run)
     stops.request(run)
@@ -371,9 +415,9 @@ def _run(tokens: list[int], eta: float, stop: str = "end of text", answer: str |
 
 def test_summary_words_for_stopped_prefix_and_missing_answer():
     plain, stopped = _run([5, 6, 7], 0.0), _run([5, 6], 10.0, "stopped", None)
-    text = tilt_view.summary("en", plain, stopped)
+    text = tilt_views.summary("en", plain, stopped)
     assert "same first 2 tokens" in text and "part at" not in text and "Stop was pressed" in text
-    assert "no answer found" in tilt_view.texts_html("en", plain, stopped, 10.0)
-    differ = tilt_view.summary("en", plain, _run([5, 9, 7], 10.0))
+    assert "no answer found" in tilt_views.texts_html("en", plain, stopped, 10.0)
+    differ = tilt_views.summary("en", plain, _run([5, 9, 7], 10.0))
     assert "part at **step 1**" in differ and "1 of 1" not in differ and "3 of 3" in differ
-    assert "同样的 3 个 token" in tilt_view.summary("zh", plain, _run([5, 6, 7], 0.0))
+    assert "同样的 3 个 token" in tilt_views.summary("zh", plain, _run([5, 6, 7], 0.0))

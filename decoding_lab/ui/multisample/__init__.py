@@ -14,11 +14,11 @@ files, cached read-only), ``views`` / ``ctd`` / ``tilt_views`` (figures and tabl
 from __future__ import annotations
 
 from decoding_lab.ui.common.tab import TabContext, TabUI
-from decoding_lab.ui.multisample import handlers, layout, tilt
+from decoding_lab.ui.multisample import handlers, layout
 from decoding_lab.ui.multisample.data import default_view
 from decoding_lab.ui.multisample.views import content
 
-__all__ = ["build", "tilt"]
+__all__ = ["build"]
 
 
 def build(ctx: TabContext) -> TabUI:

@@ -1,0 +1,79 @@
+"""The Temperature-0 tab's event (``determinism_run``) and what a lesson loads into the tab.
+
+The run's inputs become one checked ``GreedyRequest``; user errors reach the visitor as one
+toast through ``guarded``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from decoding_lab.determinism import VARIANTS, greedy_variants
+from decoding_lab.errors import SettingsError
+from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.state import as_number, values_from_settings
+from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
+from decoding_lab.ui.determinism.views import render
+
+
+@dataclass(frozen=True)
+class GreedyRequest:
+    """One run: the model (Hub id or list choice), the prompt and its format, how many tokens,
+    and the numerical paths in the core's order."""
+
+    lang: str
+    model: str
+    chat: str
+    prompt: str
+    tokens: int
+    variants: tuple[str, ...]
+
+    @classmethod
+    def from_inputs(cls, v: dict[str, Any]) -> "GreedyRequest":
+        """``v``: the event's named inputs (``model``, ``hub``, ``chat``, ``prompt``, ``tokens``,
+        ``variants``). Raises ``SettingsError``."""
+        if not (v.get("prompt") or "").strip():
+            raise SettingsError("the prompt is empty")
+        chosen = v.get("variants") or []
+        if len(chosen) < 2:
+            raise SettingsError("choose at least two numerical paths to compare")
+        return cls(lang=v.get("lang") or "en", model=(v.get("hub") or "").strip() or (v.get("model") or ""),
+                   chat=v.get("chat") or "", prompt=v["prompt"], tokens=int(as_number("tokens", v.get("tokens"))),
+                   variants=tuple(name for name in VARIANTS if name in chosen))
+
+
+def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
+    """Attach the run button; the model choice is the Explorer's (``ctx.picker``)."""
+    p = ctx.picker
+
+    @guarded
+    def on_run(v: dict) -> dict:
+        from decoding_lab.models import get_model
+        req = GreedyRequest.from_inputs(v)
+        lm = get_model(req.model)
+        chat_mode = req.chat == "chat" and lm.has_chat_template
+        out = greedy_variants(lm, lm.encode_prompt(req.prompt, chat_mode), req.tokens, req.variants)
+        html_out, fig = render(req.lang, out)
+        return {ui.result: html_out, ui.plot: fig, ui.last: out}
+
+    inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub": p.hub, "chat": p.chat,
+                               "prompt": ui.prompt, "tokens": ui.tokens, "variants": ui.variants})
+    run = ui.run.click(gated(named(on_run, names), ctx.jobs), inputs, [ui.result, ui.plot, ui.last],
+                       api_name="determinism_run", concurrency_id="model")  # one model job per tab at a time
+    return {"run": run}
+
+
+def fill(picker: ModelPicker, ui: Any, preset: dict[str, Any], lang: str) -> dict:
+    """A lesson's ``[preset]``: the Explorer's model choice and settings (this tab reads that
+    model), the prompt and the number of new tokens (``max_new_tokens``)."""
+    out = picker_fill(picker, preset)
+    if picker.settings:
+        values = values_from_settings(preset_settings(preset))
+        out.update({comp: values[key] for key, comp in picker.settings.items()})
+    out.update({ui.prompt: preset.get("prompt", ""), ui.tokens: int(preset.get("max_new_tokens", 40))})
+    return out
+
+
+def fill_outputs(picker: ModelPicker, ui: Any) -> list:
+    return [picker.model, picker.hub, picker.chat, *picker.settings.values(), ui.prompt, ui.tokens]
