@@ -137,7 +137,8 @@ def _grammar_stages(lm: Any, a: argparse.Namespace) -> dict:
     else:
         text = _read(a.grammar, "grammar")
         constraint = build_constraint("gbnf" if "::=" in text else "lark", text)
-    return {"grammar": GrammarMask(constraint, lm)}
+    from decoding_lab.grammar.compile import bounded
+    return {"grammar": bounded(GrammarMask, constraint, lm)}
 
 
 def _check_positive(name: str, value: int, lo: int = 1) -> None:

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import torch
 
 from decoding_lab.grammar.constraints import PRESETS, Constraint, preset, preset_prompt, validate_output
+from decoding_lab.grammar.compile import bounded
 from decoding_lab.grammar.stage import GrammarMask
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError
@@ -169,7 +170,7 @@ def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constr
     max_new_tokens = _count("max new tokens", max_new_tokens, MAX_TOKENS)
     settings = settings or SamplingSettings(temperature=1.0, seed=0)
     ids = prompt_ids(lm, prompt, chat)
-    mask = _TimedGrammarMask(constraint, lm)  # compiles now: a grammar the vocabulary cannot write fails here
+    mask = bounded(_TimedGrammarMask, constraint, lm)  # compiles now: a grammar the vocabulary cannot write fails here
     free = sample(lm, ids, settings, max_new_tokens, n=n)
     con = sample(lm, ids, settings, max_new_tokens, n=n, extra_stages={"grammar": mask})
     return ConstrainedVsFree(

@@ -8,8 +8,6 @@ process); the stepper holds a reference whose ``__deepcopy__`` keeps it shared.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gradio as gr
@@ -75,25 +73,6 @@ def values_from_settings(s: SamplingSettings) -> dict[str, Any]:
     preset = s.preset or CUSTOM
     return {**{k: control_value(p, getattr(s, k)) for k, p in PARAMS.items()},
             "order_preset": preset, "custom_order": ",".join(s.order_names)}
-
-
-# ----------------------------------------------------------------------------- errors
-# One decorator and one message format for every tab: see ``errors``.
-from decoding_lab.ui.common.errors import guarded, user_error  # noqa: E402,F401
-
-
-def with_params(fn: Callable, names: list[str]) -> Callable:
-    """Give a ``*args`` handler named parameters, so the API page and ``gradio_client``
-    show ``temperature`` instead of ``param_6`` (gradio reads ``inspect.signature``)."""
-    import inspect
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    fn.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])  # type: ignore[attr-defined]
-    return fn
-
-
-def _is_gen(fn: Callable) -> bool:
-    import inspect
-    return inspect.isgeneratorfunction(fn)
 
 
 # ----------------------------------------------------------------------------- labels

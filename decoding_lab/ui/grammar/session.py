@@ -18,6 +18,7 @@ from typing import Any
 
 from decoding_lab.errors import SettingsError
 from decoding_lab.grammar import Constraint, GrammarMask, build_constraint, preset
+from decoding_lab.grammar.compile import bounded
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.ui.common.session import Session
 from decoding_lab.ui.common.state import as_number
@@ -76,7 +77,8 @@ class GrammarRequest:
         ``constraint``, ``prompt``, ``chat``, ``temperature``, ``seed``, ``max_new_tokens`` and,
         where the event has them, ``n_steps`` / ``n``). Raises ``GrammarError`` / ``SettingsError``."""
         kind = values.get("kind") or ""
-        constraint = make_constraint(kind, values.get("preset"), values.get("constraint"))
+        # In the bounded compile pool, with its time limit (``grammar.compile``).
+        constraint = bounded(make_constraint, kind, values.get("preset"), values.get("constraint"))
         settings = settings_of(values.get("temperature"), values.get("seed"))
         return cls(lang=values.get("lang") or "en", model=model_name(values.get("model"), values.get("hub_id")),
                    kind=kind, preset=values.get("preset"), text=values.get("constraint") or "",
@@ -126,7 +128,7 @@ def new_session(req: GrammarRequest) -> GrammarSession:
     t0 = time.perf_counter()
     GrammarTokenizer.from_lm(lm)  # built once per model, then cached
     vocab_s = time.perf_counter() - t0
-    mask = GrammarMask(req.constraint, lm)
+    mask = bounded(GrammarMask, req.constraint, lm)
     stepper = Stepper(lm, lm.encode_prompt(req.prompt, chat_mode), req.settings, top_n=TOP_N,
                       extra_stages={"grammar": mask}, max_new_tokens=req.max_new_tokens)
     return GrammarSession(req.key, lm.name, req.constraint.label(), mask.compile_seconds, vocab_s, stepper)
