@@ -43,3 +43,37 @@ def smollm():
 def gemma():
     from decoding_lab.models import get_model
     return get_model("gemma-3-270m")
+
+
+# ----------------------------------------------------------------------------- the app, a client, a browser
+# One definition of each, shared by every module that drives the app; module-scoped, so each
+# module gets its own fresh server (no state leaks from one module's visitors to another's).
+@pytest.fixture(scope="module")
+def app_url():
+    from conftest_app import running_app
+    with running_app() as (_, url):
+        yield url
+
+
+@pytest.fixture
+def client(app_url):
+    from gradio_client import Client
+    return Client(app_url, verbose=False)  # one client = one browser tab = one session
+
+
+@pytest.fixture(scope="module")
+def browser(app_url):
+    from conftest_app import chromium
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh browser tab (1440 x 1000) on the app, opened and ready."""
+    from conftest_app import open_page
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = open_page(ctx.new_page(), app_url)
+    yield pg
+    ctx.close()
+

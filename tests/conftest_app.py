@@ -65,3 +65,19 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+SHOTS = Path("/tmp/shots")   # screenshots the browser tests write, to look at
+
+
+def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120_000) -> Any:
+    """Open the app in ``page`` and wait for the Explorer (and, with ``tab``, switch to that tab
+    and wait for its first control)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.set_default_timeout(timeout_ms)
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#step-btn")
+    if tab:
+        page.click(f"#tab-{tab}-button")
+    return page
+

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import CHROMIUM, chromium, running_app
 
 pytestmark = pytest.mark.browser
 
@@ -23,32 +22,12 @@ N_TOKENS = "document.querySelectorAll('#generated-text .gen-tok').length"
 CHART = "document.querySelector('#dist-chart .js-plotly-plot')"
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs Debian chromium: apt-get install -y chromium")
-    with running_app() as (_, url):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser(app_url):
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser, app_url):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(120_000)
-    yield pg
-    ctx.close()
+# app_url, browser and page: the shared fixtures in conftest.py
 
 
 def open_app(page, url: str) -> None:
-    page.goto(url, wait_until="domcontentloaded")
+    if page.url.rstrip("/") != url.rstrip("/"):   # the shared page fixture has usually opened it already
+        page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("#step-btn")
     page.wait_for_function(f"{CHART} !== null")
 

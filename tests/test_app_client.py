@@ -14,7 +14,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
-from conftest_app import explorer_args, running_app
+from conftest_app import explorer_args
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stepper import Stepper
 
@@ -24,15 +24,7 @@ STEP_OUT = ["dist", "funnel", "entropy", "numbers", "gen", "table", "candidates"
 VIEW_OUT = STEP_OUT[:-1]
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    with running_app() as (_, url):
-        yield url
-
-
-@pytest.fixture
-def client(app_url):
-    return Client(app_url, verbose=False)  # one client = one browser tab = one session
+# app_url and client: the shared fixtures in conftest.py
 
 
 def step(client, endpoint="/explorer_step", names=STEP_OUT, **kw):
@@ -239,3 +231,30 @@ def test_lesson_loads_its_experiment(client):
     assert "Loaded" in loaded[0]
     r = step(client, prompt=loaded[3], temperature=0.0)
     assert len(r["table"]["data"]) >= 2  # the lesson's steps are in this session, and stepping goes on
+
+
+def test_llama_cpp_samplers_step_in_the_app(client, smollm):
+    """The four samplers llama.cpp has (DRY, XTC, top-n-sigma, dynamic temperature) are Explorer
+    controls: the app's step equals the core's with the same settings."""
+    kw = dict(temperature=0.8, dynatemp_range=0.4, top_n_sigma=1.5, xtc_probability=1.0, xtc_threshold=0.05,
+              dry_multiplier=0.8, seed=5, order_preset="llama.cpp")
+    for _ in range(3):
+        r = step(client, **kw)
+    settings = SamplingSettings(temperature=0.8, dynatemp_range=0.4, top_n_sigma=1.5, xtc_probability=1.0,
+                                xtc_threshold=0.05, dry_multiplier=0.8, seed=5, order="llama.cpp")
+    core = Stepper.from_prompt(smollm, "What is the capital of France?", True, settings, top_n=20)
+    assert [row[2] for row in r["table"]["data"]] == [t.chosen_token_id for t in core.steps(3)]
+    funnel = plot(r["funnel"])["data"][0]["y"]
+    assert funnel[0] == "model" and {"dry", "top-n-sigma", "xtc", "temperature"} <= set(funnel)
+
+
+def test_fractional_and_boolean_integers_are_refused(client):
+    with pytest.raises(AppError, match="whole number"):
+        client.predict(**explorer_args(top_k=1.5), api_name="/explorer_step")
+    assert len(step(client)["table"]["data"]) == 1       # the refused step left nothing behind
+    from decoding_lab.errors import SettingsError
+    from decoding_lab.ui.explorer.handlers import token_id_of
+    for bad in (2.7, "2.7", True, "nan", "inf"):          # the chart's click box sends text: never rounded
+        with pytest.raises(SettingsError, match="whole number"):
+            token_id_of(bad)
+    assert token_id_of("7") == 7 and token_id_of(7.0) == 7

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import chromium, running_app
+from conftest_app import open_page
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
@@ -14,13 +14,9 @@ LESSONS = load_lessons()
 
 
 @pytest.fixture(scope="module")
-def page():
-    with chromium() as browser, running_app() as (_, url):
-        pg = browser.new_page(viewport={"width": 1440, "height": 1000})
-        pg.set_default_timeout(180_000)
-        pg.goto(url, wait_until="domcontentloaded")
-        pg.wait_for_selector("#step-btn")
-        yield pg
+def page(browser, app_url):
+    """One tab for the whole module: the lessons are loaded one after another in it."""
+    yield open_page(browser.new_page(viewport={"width": 1440, "height": 1000}), app_url, timeout_ms=180_000)
 
 
 def selected_tab(page) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import chromium, running_app
+from conftest_app import open_page
 
 pytestmark = pytest.mark.browser
 
@@ -21,16 +21,11 @@ SPANS = "document.querySelectorAll('#grammar-generated span[title]').length"
 
 
 @pytest.fixture(scope="module")
-def page():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with chromium() as browser, running_app() as (_, url):
-        pg = browser.new_page(viewport={"width": 1440, "height": 1100})
-        pg.set_default_timeout(180_000)
-        pg.goto(url, wait_until="domcontentloaded")
-        pg.wait_for_selector("#step-btn")
-        pg.click("#tab-grammar-button")
-        pg.wait_for_selector("#grammar-step-n-btn")
-        yield pg
+def page(browser, app_url):
+    pg = open_page(browser.new_page(viewport={"width": 1440, "height": 1100}), app_url, tab="grammar",
+                   timeout_ms=180_000)
+    pg.wait_for_selector("#grammar-step-n-btn")
+    yield pg
 
 
 def set_number(page, elem_id: str, value: float) -> None:

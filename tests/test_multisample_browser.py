@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import CHROMIUM, chromium, running_app
 from decoding_lab.experiments import ctd_report, sweep
 
 pytestmark = pytest.mark.browser
@@ -27,32 +26,8 @@ def text(page, elem_id: str) -> str:
     return page.evaluate(f"document.querySelector('#{elem_id}').innerText")
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs Debian chromium: apt-get install -y chromium")
-    if CTD is None:
-        pytest.skip("no shipped sweep and CTD files")
-    with running_app() as (_, url):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser(app_url):
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser, app_url):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(120_000)
-    pg.goto(app_url, wait_until="domcontentloaded")
-    pg.wait_for_selector("#step-btn")
-    yield pg
-    ctx.close()
+# app_url, browser and page: the shared fixtures in conftest.py
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CTD is None, reason="no shipped sweep and CTD files")]
 
 
 def open_tab(page, lang: str = "en") -> None:

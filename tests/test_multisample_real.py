@@ -76,7 +76,7 @@ def test_rollout_potential_tilts_towards_the_right_answer(smollm):
         z = smollm.model(torch.tensor([ids])).logits[:, -1].float()
     from decoding_lab.stages import History
     out = stage.transform(z, History(torch.tensor([ids]), len(ids)))
-    cands, V = stage.last["candidates"], stage.last["V"]
+    cands, V = stage.last.candidates, stage.last.V
     assert len(cands) == 3 and set(V) <= {0.0, 1.0}
     for c, v in zip(cands, V):
         assert out[0, c] == pytest.approx(z[0, c] + 5.0 * v)

@@ -422,7 +422,7 @@ def test_dynamic_temperature_rows_independent_no_in_place():
     z[5, 1:] = -INF
     before = z.clone()
     t = Temperature(1.0, 0.7, 1.5)
-    out = t.transform(z, History.empty())
+    t.transform(z, History.empty())
     assert torch.equal(z, before)
     assert_rows_independent(t, z, History.empty())
     used = t.dynamic_temperature(z)

@@ -11,7 +11,7 @@ from decoding_lab.ui.beam.views import empty_tree
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.tab import TabContext
-from decoding_lab.ui.explorer import chat_choices, model_names
+from decoding_lab.ui.common.controls import model_prompt_row
 
 
 def build_layout(ctx: TabContext) -> SimpleNamespace:
@@ -20,13 +20,7 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     p = SimpleNamespace()
     p.result = session_state()  # the last run: a handlers.BeamRun
     L(gr.Markdown(t(lang, "beam_intro")), "beam_intro", "value")
-    with gr.Row():
-        p.model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id="beam-model",
-                                scale=1), "model")
-        p.prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=2,
-                                elem_id="beam-prompt", scale=3), "prompt")
-        p.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="beam-chat", scale=1),
-                   "chat", "choices", chat_choices)
+    p.model, p.prompt, p.chat = model_prompt_row(L, lang, "beam-", "What is the capital of France?")
     with gr.Row():
         p.beams = L(gr.Slider(1, 8, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
         p.alpha = L(gr.Number(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")

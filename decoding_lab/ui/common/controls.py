@@ -48,9 +48,44 @@ def param_control(p: Param, L: Labels, lang: str, value: Any = None, prefix: str
         lo, hi = p.slider_range
         comp = gr.Slider(lo, hi, value=value, step=p.step, **common)
     else:
-        comp = gr.Number(value, precision=0 if p.integer else None, step=p.step if not p.integer else 1, **common)
+        # No precision=0 for whole numbers either: gradio would round 1.5 to 2 before we see it;
+        # the core refuses a fraction with "top-k must be a whole number, got 1.5" instead.
+        comp = gr.Number(value, precision=None, step=p.step if not p.integer else 1, **common)
     return L(comp, p.key)
 
 
 def group_keys(group: str) -> list[str]:
     return [k for k, p in PARAMS.items() if p.group == group]
+
+
+# ----------------------------------------------------------------------------- model and prompt
+def model_names() -> list[str]:
+    """The bundled models, then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS`` (if any)."""
+    from decoding_lab import limits
+    from decoding_lab.models import DEFAULT_MODEL, list_models
+    names = [m["name"] for m in list_models()]
+    names = names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
+    return names + [m for m in limits.current().allowed_models if m != "*" and m not in names]
+
+
+def any_hub_id_allowed() -> bool:
+    from decoding_lab import limits
+    lim = limits.current()
+    return not lim.public or "*" in lim.allowed_models
+
+
+def chat_choices(lang: str) -> list[tuple[str, str]]:
+    return [(t(lang, "chat_choice"), "chat"), (t(lang, "raw_choice"), "raw")]
+
+
+def model_prompt_row(L: Labels, lang: str, prefix: str, prompt: str) -> tuple[Any, Any, Any]:
+    """The model list, the prompt box and the prompt format in one row (Compare and Beam have
+    their own; the Explorer's is its picker). Element ids: ``<prefix>model``, ``-prompt``, ``-chat``."""
+    with gr.Row():
+        model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id=f"{prefix}model",
+                              scale=1), "model")
+        box = L(gr.Textbox(prompt, label=t(lang, "prompt"), lines=2, elem_id=f"{prefix}prompt", scale=3), "prompt")
+        chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id=f"{prefix}chat", scale=1),
+                 "chat", "choices", chat_choices)
+    return model, box, chat
+

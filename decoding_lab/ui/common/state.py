@@ -8,7 +8,7 @@ process); the stepper holds a reference whose ``__deepcopy__`` keeps it shared.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import gradio as gr
 

@@ -18,7 +18,7 @@ from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import DEFAULTS, Labels
 from decoding_lab.ui.common.tab import TabContext
 from decoding_lab.ui.compare.views import output_html, table_headers
-from decoding_lab.ui.explorer import chat_choices, model_names
+from decoding_lab.ui.common.controls import model_prompt_row
 
 MAX_COLS = 4
 #: Each column's settings: the strategy, every row of the parameter table, the order, the beam knobs.
@@ -47,13 +47,7 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     p = SimpleNamespace(cols=[], outs=[], sends=[], groups=[])
     p.results = session_state()  # [(label, GenerationResult)] of the last run
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
-    with gr.Row():
-        p.model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id="cmp-model",
-                                scale=1), "model")
-        p.prompt = L(gr.Textbox("Write one sentence about the sea.", label=t(lang, "prompt"), lines=2,
-                                elem_id="cmp-prompt", scale=3), "prompt")
-        p.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="cmp-chat", scale=1),
-                   "chat", "choices", chat_choices)
+    p.model, p.prompt, p.chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
     with gr.Row():
         p.ncols = L(gr.Slider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols"),
                     "cmp_columns")

@@ -50,9 +50,12 @@ def token_id_of(token: Any) -> int:
     if token is None or str(token).strip() == "":
         raise SettingsError("choose a candidate token first")
     try:
-        return int(float(token))
-    except (ValueError, OverflowError):  # "abc", "nan", "inf"
-        raise SettingsError(f"token id must be a whole number, got {token!r}") from None
+        value = float(token)
+        if isinstance(token, bool) or not value.is_integer():   # 2.7 is refused, never rounded
+            raise ValueError
+        return int(value)
+    except (ValueError, OverflowError):  # "abc", "nan", "inf", 2.7
+        raise SettingsError(f"token id must be a whole number, got {token!r:.40}") from None
 
 
 def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:

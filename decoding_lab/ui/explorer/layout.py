@@ -14,30 +14,11 @@ import gradio as gr
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common import plots
-from decoding_lab.ui.common.controls import group_keys, param_control
+from decoding_lab.ui.common.controls import any_hub_id_allowed, chat_choices, group_keys, model_names, param_control  # noqa: F401
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
 from decoding_lab.ui.explorer.views import TABLE_KEYS
-
-
-def model_names() -> list[str]:
-    """The bundled models, then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS`` (if any)."""
-    from decoding_lab import limits
-    from decoding_lab.models import DEFAULT_MODEL, list_models
-    names = [m["name"] for m in list_models()]
-    names = names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
-    return names + [m for m in limits.current().allowed_models if m != "*" and m not in names]
-
-
-def any_hub_id_allowed() -> bool:
-    from decoding_lab import limits
-    lim = limits.current()
-    return not lim.public or "*" in lim.allowed_models
-
-
-def chat_choices(lang: str) -> list[tuple[str, str]]:
-    return [(t(lang, "chat_choice"), "chat"), (t(lang, "raw_choice"), "raw")]
 
 
 def order_choices(lang: str) -> list[tuple[str, str]]:

@@ -1,0 +1,57 @@
+"""Crafted links and inputs, opened in Chromium: a message that echoes them shows their text,
+never an element (no link, image or form in the toast)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from conftest_app import SHOTS, open_page
+
+pytestmark = pytest.mark.browser
+
+PAYLOAD = ('<a id="evil-link" href="https://evil.example/">click</a><img id="evil-img" src="/x.png">'
+           '<form id="evil-form"><input type="password"></form>')
+TOASTS = "[data-testid='toast-body']"
+
+
+def toast_elements(page) -> dict:
+    """What the toasts hold: their text, and any element that is not plain text formatting."""
+    return page.evaluate(f"""() => {{
+        const toasts = [...document.querySelectorAll("{TOASTS}")];
+        const bad = toasts.flatMap(t => [...t.querySelectorAll('a, img, form, input, iframe, script, svg image')]
+                                        .filter(e => !e.closest('button')));
+        return {{n: toasts.length, text: toasts.map(t => t.innerText).join(' | '),
+                evil: document.querySelectorAll('#evil-link, #evil-img, #evil-form').length, bad: bad.length}};
+    }}""")
+
+
+def wait_for_toast(page) -> dict:
+    page.wait_for_selector(TOASTS, timeout=60_000)
+    page.wait_for_timeout(300)
+    return toast_elements(page)
+
+
+def test_a_crafted_share_link_shows_text_only(browser, app_url):
+    pg = browser.new_page(viewport={"width": 1366, "height": 768})
+    open_page(pg, app_url + "?T=" + quote(PAYLOAD) + "&top_k=" + quote("<img id=evil-img src=y>"))
+    seen = wait_for_toast(pg)
+    pg.screenshot(path=str(SHOTS / "hostile_share_link.png"))
+    assert seen["n"] >= 1 and "is not a number" in seen["text"]
+    assert "<a" in seen["text"] or "evil" in seen["text"]      # the visitor sees what was sent, as text
+    assert seen["evil"] == 0 and seen["bad"] == 0
+    pg.close()
+
+
+def test_a_crafted_stage_order_shows_text_only(browser, app_url):
+    """A link whose order names a "stage" made of markup: Step reports the unknown stage as text."""
+    pg = browser.new_page(viewport={"width": 1366, "height": 768})
+    open_page(pg, app_url + "?order=" + quote("temperature," + PAYLOAD))
+    pg.wait_for_function("document.querySelector('#custom-order textarea').value.includes('evil')")
+    pg.click("#step-btn")
+    seen = wait_for_toast(pg)
+    pg.screenshot(path=str(SHOTS / "hostile_order.png"))
+    assert "unknown stage" in seen["text"]
+    assert seen["evil"] == 0 and seen["bad"] == 0
+    pg.close()
