@@ -115,3 +115,21 @@ def test_one_tab_runs_one_model_job_at_a_time(app):
             assert "busy" in str(e) and time.monotonic() < deadline, e
             time.sleep(0.2)
     assert len(rows) >= 2  # the played steps are still there, and one more
+
+
+@pytest.mark.real
+def test_an_expired_session_says_so(monkeypatch, smollm):
+    """After the TTL the tab's stepper is gone; its next Step starts at step 0 and says why."""
+    from conftest_app import explorer_args as args
+    from decoding_lab.ui.explorer import handlers
+    from decoding_lab.ui.explorer.request import ExplorerRequest
+    said: list[str] = []
+    monkeypatch.setattr(handlers.gr, "Warning", lambda text, *a, **k: said.append(text))
+    req = ExplorerRequest.from_inputs({"lang": "en", **args()})
+    fresh = handlers.prepare(req, None, started=False)
+    assert said == [] and fresh.stepper.tokens == []
+    handlers.prepare(req, None, started=True)
+    assert len(said) == 1 and "expired" in said[0] and "step 0" in said[0]
+    req_zh = ExplorerRequest.from_inputs({"lang": "zh", **args()})
+    handlers.prepare(req_zh, None, started=True)
+    assert "过期" in said[-1]

@@ -16,7 +16,7 @@ import gradio as gr
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import SessionError
-from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.errors import guarded, plain
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
@@ -29,10 +29,14 @@ FULL_EVERY = 1.0  # seconds between full redraws while playing
 LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
 
 
-def prepare(req: ExplorerRequest, session: ExplorerSession | None) -> ExplorerSession:
+def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool = False) -> ExplorerSession:
     """The visitor's session, or a fresh one built from ``req``. A changed model or prompt only
-    takes effect on Reset (the settings do from the next step: ``session.apply``)."""
+    takes effect on Reset (the settings do from the next step: ``session.apply``). When this tab
+    had a session and it is gone, it expired (``DECODING_LAB_SESSION_TTL``): say so."""
     if session is None:
+        if started:
+            from decoding_lab import limits
+            gr.Warning(plain(t(req.lang, "session_expired", minutes=max(1, round(limits.current().session_ttl / 60)))))
         return session_for(req)
     if not session.built_from(req):
         gr.Warning(t(req.lang, "stale_prompt"))
@@ -82,7 +86,7 @@ def fill_outputs(ui: Any) -> list[Any]:
 def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     """Attach the handlers; returns the events the page may chain or cancel. ``ctx.jobs`` bounds
     how many model jobs one browser tab runs at once (see ``common.sessions``)."""
-    state = {"lang": ctx.lang_state, "session": ui.session}
+    state = {"lang": ctx.lang_state, "session": ui.session, "started": ui.started}
     controls = {"model": ui.model, "hub_id": ui.hub, "prompt": ui.prompt, "chat": ui.chat,
                 **{k: ui.settings[k] for k in SETTING_KEYS}, "top_n": ui.top_n}
     views_out = view_components(ui)
@@ -99,7 +103,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
 
     def on_step(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
-        session = prepare(req, v["session"])
+        session = prepare(req, v["session"], v["started"])
         with session.locked(req.lang):
             session.apply(req)
             session.step()
@@ -108,11 +112,11 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_step_n(v: dict) -> Iterator[dict]:
         n = whole_number(v["n"], "N", 1, 1024)
         req = ExplorerRequest.from_inputs(v)
-        yield from run(req, prepare(req, v["session"]), n)
+        yield from run(req, prepare(req, v["session"], v["started"]), n)
 
     def on_play(v: dict) -> Iterator[dict]:
         req = ExplorerRequest.from_inputs(v)
-        session = prepare(req, v["session"])
+        session = prepare(req, v["session"], v["started"])
         yield from run(req, session, session.stepper.max_new_tokens)
 
     def run(req: ExplorerRequest, session: ExplorerSession, n: int) -> Iterator[dict]:
@@ -141,7 +145,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_force(v: dict) -> dict:
         token_id = token_id_of(v["token_id"])
         req = ExplorerRequest.from_inputs(v)
-        session = prepare(req, v["session"])
+        session = prepare(req, v["session"], v["started"])
         st = session.stepper
         with session.locked(req.lang):
             session.apply(req)

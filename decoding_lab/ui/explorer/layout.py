@@ -61,6 +61,8 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
 
     ui = SimpleNamespace()
     ui.session = session_state()  # the visitor's stepper (and KV cache); expires when idle
+    # Did this tab ever have a session? (tiny, never expires): so an expired one can say so.
+    ui.started = gr.State(False)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=330, elem_classes=["controls"]):
             with gr.Accordion(t(lang, "model_box"), open=True) as acc:

@@ -18,7 +18,8 @@ TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p
               "col_kept", "col_forced", "col_ms")
 
 #: The ``parts`` attributes ``render`` writes, in the order the step-like endpoints return them.
-VIEW_NAMES = ("dist", "funnel", "entropy", "numbers", "gen", "table", "candidates", "branches", "status", "session")
+VIEW_NAMES = ("dist", "funnel", "entropy", "numbers", "gen", "table", "candidates", "branches", "status", "session",
+              "started")
 
 
 def view_components(parts: Any) -> list[Any]:
@@ -41,6 +42,7 @@ def render(parts: Any, lang: str, session: Any) -> dict:
         parts.branches: gr.update(choices=branch_choices(st), value=None),
         parts.status: status_md(st, lang, session.model_name if session else ""),
         parts.session: session,
+        **({parts.started: True} if session is not None else {}),   # left out: a redraw never clears the flag
     }
 
 
