@@ -170,6 +170,11 @@ def check_prompt_text(text: str, limits: Limits | None = None) -> None:
     if len(text) > cap:
         raise SettingsError(f"the prompt has {len(text)} characters; the limit here is {cap} "
                             f"({PREFIX}MAX_PROMPT_TOKENS = {lim.max_prompt_tokens} tokens)")
+    try:  # a lone surrogate (from the API, or invalid UTF-8 on a command line) is not text
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SettingsError(f"the prompt is not valid text: character {e.start} is a lone surrogate "
+                            f"({text[e.start]!r}); remove it or send UTF-8") from None
 
 
 def check_sweep_samples(total: int, limits: Limits | None = None) -> None:

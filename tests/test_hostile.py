@@ -122,3 +122,20 @@ def test_cli_sweep_report_refuses_an_endless_file():
     r = _cli("sweep-report", "/dev/zero")
     assert r.returncode == 2, r.stderr
     assert "not a regular file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_prompt_with_a_lone_surrogate_is_refused_by_name():
+    with pytest.raises(limits.SettingsError, match="character 3 is a lone surrogate"):
+        limits.check_prompt_text("abc\udcff def")
+    limits.check_prompt_text("héllo 你好 ✓")   # real text passes
+
+
+@pytest.mark.real
+def test_invalid_utf8_on_the_command_line_is_one_line():
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable.encode(), b"-m", b"decoding_lab", b"step", b"--steps", b"1", b"--prompt",
+                        b"caf\xe9 au lait"], capture_output=True, timeout=300, env=env, cwd=ROOT)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "lone surrogate" in lines[0] and "Traceback" not in err
