@@ -223,3 +223,15 @@ def read_text_file(path: str | os.PathLike, what: str, limits: Limits | None = N
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SettingsError(f"the {what} file {path!r} is not UTF-8 text (byte {e.start})") from None
+
+
+def read_result_file(path: str | os.PathLike, what: str) -> Any:
+    """A result file (a sweep, a CTD report) parsed as JSON: the same checks as
+    ``read_text_file`` with the larger cap, and a one-line message for bad or over-nested JSON."""
+    import json
+    text = read_text_file(path, what, max_bytes=RESULT_FILE_BYTES)
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise SettingsError(f"cannot read {what} file {os.fspath(path)}: {str(e)[:120] or 'nested too deep'}") from None
+

@@ -14,7 +14,6 @@ view can plot sequence log-prob against pass together with the fitted curve.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,11 +27,7 @@ CTD_FORMAT = "decoding-lab-ctd/1"
 
 
 def load_ctd(path: str | Path) -> dict[str, Any]:
-    text = limits.read_text_file(path, "CTD", max_bytes=limits.RESULT_FILE_BYTES)
-    try:
-        d = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise SettingsError(f"cannot read CTD file {path}: {str(e)[:120] or 'nested too deep'}") from None
+    d = limits.read_result_file(path, "CTD")
     if not isinstance(d, dict) or d.get("format") != CTD_FORMAT:
         raise SettingsError(f"{path}: not a {CTD_FORMAT} file")
     return d

@@ -362,11 +362,7 @@ def load_result(path: str | Path) -> dict[str, Any]:
     """Read a sweep JSON (e.g. the shipped ``assets/sweeps/*.json``) and check its format."""
     if not Path(path).exists():
         raise SettingsError(f"no such sweep file: {path}")
-    text = limits.read_text_file(path, "sweep", max_bytes=limits.RESULT_FILE_BYTES)
-    try:
-        d = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise SettingsError(f"cannot read sweep file {path}: {str(e)[:120] or 'nested too deep'}") from None
+    d = limits.read_result_file(path, "sweep")
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else None
         raise SettingsError(f"{path}: not a {FORMAT} file (format {found!r})")
