@@ -10,13 +10,16 @@ Presets reproduce what real engines do:
 * ``transformers`` (``generate``): logit bias, repetition penalty, n-gram blocking, then
   temperature, top-k, top-p, min-p, typical-p. Truncation sees the *tempered* distribution.
 * ``vllm`` (v1 sampler): logit bias, then penalties (repetition, frequency, presence),
-  temperature, min-p, then top-k and top-p.
+  temperature, min-p, then top-k and top-p. vLLM has no typical-p.
 * ``llama.cpp`` (default sampler chain ``penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;
   xtc;temperature``): penalties first, truncation on the T = 1 distribution, temperature
-  *last*, so its min-p and top-p never see the temperature.
+  *last*, so its min-p and top-p never see the temperature. All three penalties count the
+  last 64 tokens, prompt included (llama-server); ``llama-cpp-python`` is the same chain as
+  that package's ``Llama.generate`` runs it, without the prompt.
 
-DRY, XTC and top-n-sigma exist in llama.cpp only: the ``transformers`` and ``vllm`` presets
-refuse them with a message that says so (use the ``llama.cpp`` order or a custom one).
+The rules beyond the order (penalty windows, ties at the top-k and typical-p boundaries,
+defaults) live in ``decoding_lab.engines``. A stage an engine does not have (DRY, XTC and
+top-n-sigma outside llama.cpp, typical-p in vLLM) is refused with a message naming the engine.
 
 Each knob is declared once, in ``decoding_lab.params``: ``SamplingSettings`` has one field
 per row of that table, and validation is the row's ``check`` (the stage constructors call
@@ -32,6 +35,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from decoding_lab.engines import CUSTOM_RULES, ENGINES, EngineRules, engines_with
 from decoding_lab.params import PARAMS, parse_bias_text
 from decoding_lab.stages import STAGE_CLASSES, Stage
 from decoding_lab.stages.registry import EXTRA_STAGE_NAMES, STAGE_NAMES
@@ -40,20 +44,14 @@ from decoding_lab.errors import SettingsError
 __all__ = ["SamplingSettings", "PRESET_ORDERS", "PRESET_PENALTY_WINDOW", "ENGINE_ONLY", "STAGE_NAMES",
            "EXTRA_STAGE_NAMES", "canonical_stage_name", "parse_order", "TRANSFORMERS_SAMPLING_DEFAULTS"]
 
-PRESET_ORDERS: dict[str, tuple[str, ...]] = {
-    "transformers": ("logit-bias", "repetition-penalty", "no-repeat-ngram", "presence-penalty",
-                     "frequency-penalty", "temperature", "top-k", "top-p", "min-p", "typical-p"),
-    "vllm": ("logit-bias", "no-repeat-ngram", "repetition-penalty", "frequency-penalty", "presence-penalty",
-             "temperature", "min-p", "top-k", "top-p", "typical-p"),
-    "llama.cpp": ("logit-bias", "repetition-penalty", "frequency-penalty", "presence-penalty", "no-repeat-ngram",
-                  "dry", "top-n-sigma", "top-k", "typical-p", "top-p", "min-p", "xtc", "temperature"),
-}
+#: Stage order per engine preset (the rest of each engine's rules: ``decoding_lab.engines``).
+PRESET_ORDERS: dict[str, tuple[str, ...]] = {name: rules.order for name, rules in ENGINES.items()}
 
 #: Stages only one engine has: a preset of another engine refuses them by name.
 ENGINE_ONLY: dict[str, str] = {"dry": "llama.cpp", "top-n-sigma": "llama.cpp", "xtc": "llama.cpp"}
 
-#: Default repetition-penalty window per preset (llama.cpp looks at the last 64 tokens).
-PRESET_PENALTY_WINDOW: dict[str, int] = {"transformers": 0, "vllm": 0, "llama.cpp": 64}
+#: Default penalty window per preset (llama.cpp looks at the last 64 tokens).
+PRESET_PENALTY_WINDOW: dict[str, int] = {name: rules.penalty_window for name, rules in ENGINES.items()}
 
 _ALIASES = {"topk": "top-k", "topp": "top-p", "minp": "min-p", "typical": "typical-p", "typicalp": "typical-p",
             "temp": "temperature", "repetition": "repetition-penalty", "presence": "presence-penalty",
@@ -123,7 +121,8 @@ class SamplingSettings:
         names = parse_order(self.order)
         preset = self.order.strip().lower() if isinstance(self.order, str) else None
         object.__setattr__(self, "order", preset if preset in PRESET_ORDERS else names)
-        self.all_stages()  # the stages' constructors check what depends on several knobs
+        stages = self.all_stages()  # the stages' constructors check what depends on several knobs
+        self._check_in_order({n: st for n, st in stages.items() if st.is_active()}, list(self.order_names))
 
     # ------------------------------------------------------------------------------
     @property
@@ -139,8 +138,14 @@ class SamplingSettings:
         return self.order.strip().lower() if isinstance(self.order, str) and self.order.strip().lower() in PRESET_ORDERS else None
 
     @property
+    def rules(self) -> EngineRules:
+        """The engine rules of the preset (a custom order follows transformers' rules)."""
+        return ENGINES.get(self.preset or "", CUSTOM_RULES)
+
+    @property
     def penalty_window(self) -> int:
-        """The repetition penalty's window: the setting, else the preset's convention."""
+        """The penalties' window (0 = whole history): the setting, else the preset's convention.
+        In transformers and vLLM it applies to the repetition penalty only; in llama.cpp to all three."""
         if self.repetition_window >= 0:
             return self.repetition_window
         return PRESET_PENALTY_WINDOW.get(self.preset or "", 0)
@@ -184,6 +189,19 @@ class SamplingSettings:
         stages = {name: cls.from_settings(self) for name, cls in STAGE_CLASSES.items()}
         return {name: st for name, st in stages.items() if st is not None}
 
+    def _check_in_order(self, active: dict[str, Stage], order: list[str]) -> None:
+        """Refuse a stage that is on but has no place in the order, naming the engine that lacks it."""
+        missing = [n for n in active if n not in order]
+        if missing and self.preset:
+            name = missing[0]
+            having = engines_with(name)
+            where = (f"only {', '.join(having)} {'has' if len(having) == 1 else 'have'} it: choose "
+                     f"{'the ' + having[0] + ' order' if len(having) == 1 else 'one of their orders'} "
+                     "or a custom order" if having else "no engine preset has it: use a custom order")
+            raise SettingsError(f"{name} is not in {self.rules.engine}'s sampler; {where}")
+        if missing:
+            raise SettingsError(f"stage(s) {', '.join(missing)} are on but missing from the order {','.join(order)}")
+
     def build_chain(self, extra: dict[str, Stage] | None = None, lm: Any = None) -> list[Stage]:
         """The active stages in order. ``extra`` adds stages built elsewhere (e.g. a grammar
         mask); an extra stage missing from the order goes first (a constraint should see
@@ -196,14 +214,7 @@ class SamplingSettings:
             if name not in order:
                 order.insert(0, name)
         active = {n: s for n, s in stages.items() if s.is_active()}
-        missing = [n for n in active if n not in order]
-        if missing and self.preset and all(n in ENGINE_ONLY for n in missing):
-            engines = sorted({ENGINE_ONLY[n] for n in missing})
-            raise SettingsError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in {self.preset}'s "
-                                f"sampler; only {', '.join(engines)} has {'it' if len(missing) == 1 else 'them'}: "
-                                f"choose the {engines[0]} order or a custom order")
-        if missing:
-            raise SettingsError(f"stage(s) {', '.join(missing)} are on but missing from the order {','.join(order)}")
+        self._check_in_order(active, order)
         chain = [active[n] for n in order if n in active]
         if lm is not None:
             for stage in chain:

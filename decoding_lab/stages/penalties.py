@@ -13,10 +13,14 @@ Three penalty families, three different pieces of arithmetic:
 * frequency penalty (OpenAI): ``z - beta * count``, growing with each repetition.
   Both additive forms commute with a constant shift of all logits.
 
-Following the OpenAI definition, presence and frequency count the *generated* tokens
-only; ``include_prompt=True`` counts the prompt as well. The repetition penalty looks at
-prompt and output, as transformers and vLLM do; ``last_n`` restricts it to a window of
-recent tokens, as llama.cpp does (64 by default there).
+Which tokens each penalty counts is an engine rule (``decoding_lab.engines``):
+
+* transformers / vLLM: the repetition penalty counts prompt + output; presence and
+  frequency count the *generated* tokens only (OpenAI's definition), or the prompt too
+  with ``include_prompt=True`` (the checkbox, in a custom order);
+* llama.cpp (llama-server): all three count the last ``last_n`` = 64 tokens of prompt +
+  output, one window for the three;
+* llama-cpp-python's ``Llama.generate``: the same window over the output only.
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ def _window(history: History, include_prompt: bool, last_n: int = 0) -> torch.Te
     if last_n > 0:
         ids = ids[:, -last_n:]
     return ids
+
+
+def _count_rule(s: Any) -> dict:
+    """Presence / frequency: which tokens count, by the settings' engine rules."""
+    rules = s.rules
+    prompt = s.penalty_include_prompt if rules.presence_prompt is None else rules.presence_prompt
+    return {"include_prompt": prompt, "last_n": s.penalty_window if rules.shared_window else 0}
 
 
 def _counts(ids: torch.Tensor, vocab: int) -> torch.Tensor:
@@ -63,7 +74,7 @@ class RepetitionPenalty(Stage):
 
     @classmethod
     def from_settings(cls, s: Any) -> "RepetitionPenalty":
-        return cls(s.repetition_penalty, include_prompt=True, last_n=s.penalty_window)
+        return cls(s.repetition_penalty, include_prompt=s.rules.repetition_prompt, last_n=s.penalty_window)
 
     def params(self) -> dict:
         return {"r": self.penalty, "include_prompt": self.include_prompt, "last_n": self.last_n}
@@ -87,22 +98,23 @@ class PresencePenalty(Stage):
 
     name = "presence-penalty"
 
-    def __init__(self, alpha: float, include_prompt: bool = False) -> None:
+    def __init__(self, alpha: float, include_prompt: bool = False, last_n: int = 0) -> None:
         self.alpha = PARAMS["presence_penalty"].check(alpha)
         self.include_prompt = bool(include_prompt)
+        self.last_n = max(0, PARAMS["repetition_window"].check(last_n))
 
     @classmethod
     def from_settings(cls, s: Any) -> "PresencePenalty":
-        return cls(s.presence_penalty, s.penalty_include_prompt)
+        return cls(s.presence_penalty, **_count_rule(s))
 
     def params(self) -> dict:
-        return {"alpha": self.alpha, "include_prompt": self.include_prompt}
+        return {"alpha": self.alpha, "include_prompt": self.include_prompt, "last_n": self.last_n}
 
     def is_active(self) -> bool:
         return self.alpha != 0.0
 
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
-        seen = _counts(_window(history, self.include_prompt), logits.shape[-1]) > 0
+        seen = _counts(_window(history, self.include_prompt, self.last_n), logits.shape[-1]) > 0
         return logits - self.alpha * seen.to(logits.dtype)
 
 
@@ -116,22 +128,23 @@ class FrequencyPenalty(Stage):
 
     name = "frequency-penalty"
 
-    def __init__(self, beta: float, include_prompt: bool = False) -> None:
+    def __init__(self, beta: float, include_prompt: bool = False, last_n: int = 0) -> None:
         self.beta = PARAMS["frequency_penalty"].check(beta)
         self.include_prompt = bool(include_prompt)
+        self.last_n = max(0, PARAMS["repetition_window"].check(last_n))
 
     @classmethod
     def from_settings(cls, s: Any) -> "FrequencyPenalty":
-        return cls(s.frequency_penalty, s.penalty_include_prompt)
+        return cls(s.frequency_penalty, **_count_rule(s))
 
     def params(self) -> dict:
-        return {"beta": self.beta, "include_prompt": self.include_prompt}
+        return {"beta": self.beta, "include_prompt": self.include_prompt, "last_n": self.last_n}
 
     def is_active(self) -> bool:
         return self.beta != 0.0
 
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
-        counts = _counts(_window(history, self.include_prompt), logits.shape[-1])
+        counts = _counts(_window(history, self.include_prompt, self.last_n), logits.shape[-1])
         return logits - self.beta * counts.to(logits.dtype)
 
 

@@ -5,12 +5,14 @@ that follows renormalises). The arithmetic follows transformers' warpers exactly
 including how ties are broken, so that parity tests can demand identical kept sets:
 
 * top-k keeps every token whose logit is >= the k-th largest (ties at the boundary
-  are all kept, so a tie can leave more than k tokens);
+  are all kept, so a tie can leave more than k tokens); with ``exact=True`` (llama.cpp)
+  it keeps exactly k, breaking ties by token id;
 * top-p sorts ascending, accumulates probability and cuts the tokens whose running
   sum stays <= 1 - p, i.e. it keeps the smallest head whose mass reaches p;
 * min-p keeps tokens with p_i >= min_p * p_max, a threshold relative to the best token;
 * typical-p keeps the tokens whose surprise -log p_i is closest to the entropy H,
-  until their mass reaches p;
+  until their mass reaches p (transformers: the mass reaches p, ties with the last token
+  kept; ``strict=True``, llama.cpp: the mass goes strictly above p, exactly that many kept);
 * top-n-sigma (llama.cpp) keeps the tokens whose *logit* is within n standard deviations
   of the best logit. It has no transformers counterpart; it follows llama.cpp's
   ``llama_sampler_top_n_sigma_apply`` instead.
@@ -33,19 +35,28 @@ class TopK(Stage):
 
     >>> TopK(2).transform(torch.tensor([[1.0, 3.0, 2.0, 3.0]]), History.empty()).tolist()
     [[-inf, 3.0, -inf, 3.0]]
+
+    With ties at the boundary, transformers and vLLM keep them all; llama.cpp keeps exactly k:
+
+    >>> z = torch.tensor([[3.0, 2.0, 2.0, 1.0]])
+    >>> TopK(2).transform(z, History.empty()).isfinite().sum().item()
+    3
+    >>> TopK(2, exact=True).transform(z, History.empty()).tolist()
+    [[3.0, 2.0, -inf, -inf]]
     """
 
     name = "top-k"
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, exact: bool = False) -> None:
         self.k = PARAMS["top_k"].check(k)
+        self.exact = bool(exact)
 
     @classmethod
     def from_settings(cls, s: Any) -> "TopK":
-        return cls(s.top_k)
+        return cls(s.top_k, exact=s.rules.top_k_exact)
 
     def params(self) -> dict:
-        return {"k": self.k}
+        return {"k": self.k, "ties": "exactly k" if self.exact else "all kept"}
 
     def is_active(self) -> bool:
         return self.k > 0
@@ -54,6 +65,10 @@ class TopK(Stage):
         if self.k <= 0:
             return logits.clone()
         k = min(self.k, logits.size(-1))
+        if self.exact:  # a stable sort: among equal logits the lower token id comes first
+            order = torch.sort(logits, dim=-1, descending=True, stable=True).indices
+            remove = torch.ones_like(logits, dtype=torch.bool).scatter(-1, order[..., :k], False)
+            return logits.masked_fill(remove, float("-inf"))
         kth = torch.topk(logits, k).values[..., -1, None]
         return logits.masked_fill(logits < kth, float("-inf"))
 
@@ -131,19 +146,26 @@ class TypicalP(Stage):
     >>> z = torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]]))
     >>> TypicalP(0.5).transform(z, History.empty()).isfinite().tolist()
     [[False, True, True, False]]
+
+    At an exact boundary the two rules differ: here 0.3 + 0.2 = 0.5 reaches p = 0.5, which is
+    enough for transformers, while llama.cpp wants mass strictly above p and adds a third token:
+
+    >>> TypicalP(0.5, strict=True).transform(z, History.empty()).isfinite().tolist()
+    [[True, True, True, False]]
     """
 
     name = "typical-p"
 
-    def __init__(self, p: float) -> None:
+    def __init__(self, p: float, strict: bool = False) -> None:
         self.p = PARAMS["typical_p"].check(p)
+        self.strict = bool(strict)
 
     @classmethod
     def from_settings(cls, s: Any) -> "TypicalP":
-        return cls(s.typical_p)
+        return cls(s.typical_p, strict=s.rules.typical_strict)
 
     def params(self) -> dict:
-        return {"p": self.p}
+        return {"p": self.p, "rule": "mass > p, exactly that many" if self.strict else "mass >= p, ties kept"}
 
     def is_active(self) -> bool:
         return self.p < 1.0
@@ -155,9 +177,15 @@ class TypicalP(Stage):
         p = logp.exp()
         ent = -(logp * p).nansum(-1, keepdim=True)
         surprise_gap = (-logp - ent).abs()
-        sorted_gap, sorted_idx = torch.sort(surprise_gap, descending=False)
+        sorted_gap, sorted_idx = torch.sort(surprise_gap, descending=False, stable=True)
         sorted_logits = logits.gather(-1, sorted_idx)
         cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+        if self.strict:  # llama.cpp: the first position where the running mass is > p, inclusive
+            n_keep = ((cumulative <= self.p).sum(dim=-1, keepdim=True) + 1).clamp(max=sorted_gap.shape[-1])
+            positions = torch.arange(sorted_gap.shape[-1], device=logits.device).expand_as(sorted_gap)
+            remove_sorted = positions >= n_keep
+            remove = remove_sorted.scatter(-1, sorted_idx, remove_sorted)
+            return logits.masked_fill(remove, float("-inf"))
         last = (cumulative < self.p).sum(dim=-1).clamp(max=sorted_gap.shape[-1] - 1)
         remove_sorted = sorted_gap > sorted_gap.gather(-1, last.view(-1, 1))
         remove_sorted[..., :1] = False

@@ -1,0 +1,170 @@
+"""What each real engine does, as data: stage order, penalty rules, boundary rules, defaults.
+
+An engine preset is more than an order. Two engines with the same order can still give
+different distributions, because they differ in small rules that nobody writes on the box:
+
+* **which tokens the penalties count.** transformers and vLLM apply the repetition penalty
+  to every token of prompt + output, and vLLM counts presence / frequency over the output
+  only (OpenAI's rule). llama.cpp has one penalty sampler for all three, counting the last
+  ``penalty_last_n`` (64) *accepted* tokens, and llama-server accepts the prompt tokens
+  into that history, so a prompt word is penalised until 64 newer tokens push it out.
+  llama-cpp-python's high-level ``Llama.generate`` never accepts the prompt: same order,
+  same window, a third behaviour (the ``llama-cpp-python`` preset).
+* **ties at a boundary.** transformers' and vLLM's top-k keep every token whose logit equals
+  the k-th (so a tie can keep more than k); llama.cpp sorts and keeps exactly k. llama.cpp's
+  typical-p adds tokens until the running mass is strictly above p and keeps exactly those;
+  transformers stops when the mass reaches p and keeps every token tied with the last one.
+* **which stages exist.** vLLM has no typical-p; DRY, XTC and top-n-sigma exist only in
+  llama.cpp. A preset refuses a stage its engine does not have, naming the engine.
+* **defaults.** A user who sends no parameters gets the engine's defaults: llama-server
+  samples at T 0.8 with top-k 40, top-p 0.95, min-p 0.05; vLLM takes the model's
+  ``generation_config.json`` (``--generation-config auto``) over plain T = 1 sampling;
+  transformers' ``generate`` uses the model's generation config, which is greedy unless it
+  sets ``do_sample``, and adds top-k 50 when sampling. ``engine_defaults`` builds those.
+
+A custom order follows transformers' rules (ties kept, the penalty checkbox decides whether
+presence / frequency count the prompt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EngineRules", "ENGINES", "CUSTOM_RULES", "DEFAULTS_PRESETS", "engine_defaults", "engines_with"]
+
+
+@dataclass(frozen=True)
+class EngineRules:
+    """The rules of one engine preset (see the module docstring for why each exists)."""
+
+    preset: str                     # the order preset's name
+    engine: str                     # what the UI calls it
+    follows: str                    # the engine version these rules were read from / checked against
+    order: tuple[str, ...]          # stage order, logit bias first
+    penalty_window: int = 0         # tokens the penalties look back (0 = the whole history)
+    shared_window: bool = False     # the window applies to all three penalties (llama.cpp), not only repetition
+    repetition_prompt: bool = True  # the repetition penalty counts prompt tokens
+    presence_prompt: bool | None = None  # presence / frequency count the prompt; None = the user's checkbox
+    top_k_exact: bool = False       # top-k keeps exactly k (ties broken by sort order), not every tie
+    typical_strict: bool = False    # typical-p stops at mass > p and keeps exactly that many
+
+
+_LLAMA_ORDER = ("logit-bias", "repetition-penalty", "frequency-penalty", "presence-penalty", "no-repeat-ngram",
+                "dry", "top-n-sigma", "top-k", "typical-p", "top-p", "min-p", "xtc", "temperature")
+_LLAMA_VERSION = "llama.cpp 0c1e57098bba (as vendored by llama-cpp-python 0.3.36)"
+
+ENGINES: dict[str, EngineRules] = {
+    "transformers": EngineRules(
+        "transformers", "transformers generate()", "transformers' LogitsProcessor / LogitsWarper classes",
+        ("logit-bias", "repetition-penalty", "no-repeat-ngram", "presence-penalty", "frequency-penalty",
+         "temperature", "top-k", "top-p", "min-p", "typical-p")),
+    "vllm": EngineRules(
+        "vllm", "vLLM", "vLLM's v1 engine sampler (vllm/v1/sample)",
+        ("logit-bias", "no-repeat-ngram", "repetition-penalty", "frequency-penalty", "presence-penalty",
+         "temperature", "min-p", "top-k", "top-p"),
+        presence_prompt=False),
+    "llama.cpp": EngineRules(
+        "llama.cpp", "llama.cpp (llama-server)", _LLAMA_VERSION, _LLAMA_ORDER,
+        penalty_window=64, shared_window=True, repetition_prompt=True, presence_prompt=True,
+        top_k_exact=True, typical_strict=True),
+    "llama-cpp-python": EngineRules(
+        "llama-cpp-python", "llama-cpp-python Llama.generate()", _LLAMA_VERSION, _LLAMA_ORDER,
+        penalty_window=64, shared_window=True, repetition_prompt=False, presence_prompt=False,
+        top_k_exact=True, typical_strict=True),
+}
+
+#: Rules for a custom order: transformers' boundary rules, the checkbox decides the prompt.
+CUSTOM_RULES = EngineRules("custom", "custom order", "this app's own rules (transformers' boundaries)", ())
+
+
+def engines_with(stage: str) -> list[str]:
+    """The engines that have ``stage`` (for messages such as "only llama.cpp has it"); presets
+    that share an order (llama.cpp and llama-cpp-python) count once.
+
+    >>> engines_with("typical-p"), engines_with("xtc")
+    (['transformers', 'llama.cpp'], ['llama.cpp'])
+    """
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for name, rules in ENGINES.items():
+        if stage in rules.order and rules.order not in seen:
+            out.append(name)
+        seen.add(rules.order)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Engine defaults: what a user of each engine gets when the request sets nothing.
+
+#: Name -> (preset, one-line description). ``engine_defaults(name, model)`` builds the settings.
+DEFAULTS_PRESETS: dict[str, tuple[str, str]] = {
+    "llama-server defaults": ("llama.cpp", "T 0.8, top-k 40, top-p 0.95, min-p 0.05, penalties off (window 64)"),
+    "vLLM defaults": ("vllm", "T 1 sampling, overridden by the model's generation_config (--generation-config auto)"),
+    "transformers generate() defaults": ("transformers", "the model's generation_config; greedy unless it sets "
+                                                         "do_sample, and top-k 50 when sampling"),
+}
+
+# llama.cpp's common_params_sampling defaults (common/common.h at the commit in _LLAMA_VERSION).
+_LLAMA_SERVER = {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "typical_p": 1.0,
+                 "repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0,
+                 "xtc_probability": 0.0, "xtc_threshold": 0.1, "dynatemp_range": 0.0, "dynatemp_exponent": 1.0,
+                 "dry_multiplier": 0.0, "dry_base": 1.75, "dry_allowed_length": 2, "dry_penalty_last_n": -1,
+                 "top_n_sigma": -1.0}
+
+# Keys vLLM reads from generation_config.json (ModelConfig.get_diff_sampling_param).
+_VLLM_KEYS = {"temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
+              "repetition_penalty": "repetition_penalty"}
+
+
+def _config_dict(generation_config: Any) -> dict[str, Any]:
+    if generation_config is None:
+        return {}
+    if isinstance(generation_config, dict):
+        return dict(generation_config)
+    return generation_config.to_diff_dict() if hasattr(generation_config, "to_diff_dict") else {}
+
+
+def engine_defaults(name: str, generation_config: Any = None) -> Any:
+    """The ``SamplingSettings`` an engine uses when a request sets nothing.
+
+    ``generation_config`` is the loaded model's (a transformers ``GenerationConfig`` or a
+    dict); GGUF files carry none, so transformers' own defaults apply to them.
+
+    >>> s = engine_defaults("llama-server defaults")
+    >>> s.order, s.temperature, s.top_k, s.top_p, s.min_p
+    ('llama.cpp', 0.8, 40, 0.95, 0.05)
+    >>> engine_defaults("vLLM defaults", {"temperature": 0.6, "top_p": 0.9}).top_p
+    0.9
+    >>> t = engine_defaults("transformers generate() defaults", {"do_sample": True, "temperature": 0.7})
+    >>> t.temperature, t.top_k
+    (0.7, 50)
+    >>> engine_defaults("transformers generate() defaults").temperature     # no do_sample: greedy
+    0.0
+    """
+    from decoding_lab.errors import SettingsError
+    from decoding_lab.settings import SamplingSettings
+
+    if name not in DEFAULTS_PRESETS:
+        raise SettingsError(f"unknown engine defaults {name!r}; known: {', '.join(DEFAULTS_PRESETS)}")
+    preset = DEFAULTS_PRESETS[name][0]
+    cfg = _config_dict(generation_config)
+    if preset == "llama.cpp":
+        return SamplingSettings(order=preset, **_LLAMA_SERVER)
+    if preset == "vllm":
+        values: dict[str, Any] = {"temperature": 1.0}
+        for ours, theirs in _VLLM_KEYS.items():
+            if cfg.get(theirs) is not None:
+                values[ours] = cfg[theirs]
+        if values.get("top_k", 0) < 0:  # vLLM's -1 = off
+            values["top_k"] = 0
+        return SamplingSettings(order=preset, **values)
+    # transformers: GenerationConfig's own defaults under the model's values.
+    values = {"repetition_penalty": cfg.get("repetition_penalty", 1.0),
+              "no_repeat_ngram_size": cfg.get("no_repeat_ngram_size", 0)}
+    if cfg.get("do_sample"):
+        values.update(temperature=cfg.get("temperature", 1.0), top_k=cfg.get("top_k", 50) or 0,
+                      top_p=cfg.get("top_p", 1.0), min_p=cfg.get("min_p") or 0.0, typical_p=cfg.get("typical_p", 1.0))
+    else:
+        values["temperature"] = 0.0
+    return SamplingSettings(order=preset, **values)
