@@ -156,12 +156,20 @@ def prompt_ids(lm: Any, prompt: str | Sequence[int], chat: bool = True) -> list[
     return [int(i) for i in prompt]
 
 
+def compile_mask(constraint: Constraint, lm: Any) -> "_TimedGrammarMask":
+    """The grammar for ``lm``'s vocabulary, compiled in the bounded pool: a grammar the
+    vocabulary cannot write fails here, before any generation."""
+    return bounded(_TimedGrammarMask, constraint, lm)
+
+
 def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
                         settings: SamplingSettings | None = None, max_new_tokens: int = 64,
-                        chat: bool = True) -> ConstrainedVsFree:
+                        chat: bool = True, mask: "_TimedGrammarMask | None" = None) -> ConstrainedVsFree:
     """``n`` samples of ``prompt`` without and with ``constraint`` (same settings and seed),
     each checked with ``validate_output``. ``settings`` default to plain sampling at T = 1,
-    seed 0: the model's own distribution, with nothing cut but the grammar."""
+    seed 0: the model's own distribution, with nothing cut but the grammar. ``mask``: the
+    grammar already compiled for ``lm`` by ``compile_mask`` (the app compiles it before it takes
+    a model slot); by default it is compiled here."""
     from decoding_lab.strategies import sample
 
     if not isinstance(constraint, Constraint):
@@ -170,7 +178,7 @@ def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constr
     max_new_tokens = _count("max new tokens", max_new_tokens, MAX_TOKENS)
     settings = settings or SamplingSettings(temperature=1.0, seed=0)
     ids = prompt_ids(lm, prompt, chat)
-    mask = bounded(_TimedGrammarMask, constraint, lm)  # compiles now: a grammar the vocabulary cannot write fails here
+    mask = mask if mask is not None else compile_mask(constraint, lm)
     free = sample(lm, ids, settings, max_new_tokens, n=n)
     con = sample(lm, ids, settings, max_new_tokens, n=n, extra_stages={"grammar": mask})
     return ConstrainedVsFree(

@@ -17,6 +17,33 @@ from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.state import Labels, control_value
 
 
+# ----------------------------------------------------------------------------- raw numbers
+# Gradio's own Slider and Number check and round a value before the handler runs, and what an
+# API caller sends there ("abc", null, NaN, Infinity, 1.5 for a whole number) fails inside
+# gradio with a generic error ("Value inf is greater than maximum value 2.0", or no message at
+# all), or is silently rounded. An event's ``validator=`` does not help: gradio runs it on the
+# *preprocessed* values, so it never sees them. These two hand the value to the handler as sent;
+# the handler's check (``state.as_number`` for the parameter table, ``state.number_input`` for a
+# tab's own box) then names the field. ``is_template`` is how gradio's own templates reuse a
+# component's front end: the browser shows the ordinary slider and box, with their ranges.
+class CheckedSlider(gr.Slider):
+    """``gr.Slider`` whose value reaches the handler unchecked (see above)."""
+
+    is_template = True
+
+    def preprocess(self, payload: Any) -> Any:
+        return payload
+
+
+class CheckedNumber(gr.Number):
+    """``gr.Number`` whose value reaches the handler unchecked and unrounded (see above)."""
+
+    is_template = True
+
+    def preprocess(self, payload: Any) -> Any:
+        return payload
+
+
 def elem_id(p: Param, prefix: str = "") -> str:
     """``top-p`` for a stage's first knob (the stage's own name), ``xtc-threshold`` for the others."""
     first = bool(p.stage) and params_of(p.stage)[0] is p
@@ -32,9 +59,10 @@ def param_control(p: Param, L: Labels, lang: str, value: Any = None, prefix: str
     """One control for ``p``, labelled through ``L`` so a language switch relabels it. ``box``
     asks for a number box even where a slider fits (Compare's narrow columns).
 
-    Number boxes carry no gradio minimum/maximum: the core's check refuses an out-of-range
-    value with a message that names the knob and its bound, where gradio would say only
-    "Value 1.5 is greater than maximum value 1.0"."""
+    Number boxes carry no gradio minimum/maximum, and both kinds pass the value on as sent
+    (``CheckedSlider``, ``CheckedNumber``): the core's check refuses an out-of-range or
+    non-numeric value with a message that names the knob and its bound, where gradio would
+    say only "Value 1.5 is greater than maximum value 1.0"."""
     value = control_value(p, p.default) if value is None else value
     common: dict[str, Any] = {"label": t(lang, p.key), "elem_id": elem_id(p, prefix), **kw}
     if has_info(lang, p.key) and kw.get("info", True) is not None:
@@ -46,11 +74,11 @@ def param_control(p: Param, L: Labels, lang: str, value: Any = None, prefix: str
         comp = gr.Textbox(value or "", max_lines=1, **common)
     elif p.slider_range is not None and not box:
         lo, hi = p.slider_range
-        comp = gr.Slider(lo, hi, value=value, step=p.step, **common)
+        comp = CheckedSlider(lo, hi, value=value, step=p.step, **common)
     else:
         # No precision=0 for whole numbers either: gradio would round 1.5 to 2 before we see it;
         # the core refuses a fraction with "top-k must be a whole number, got 1.5" instead.
-        comp = gr.Number(value, precision=None, step=p.step if not p.integer else 1, **common)
+        comp = CheckedNumber(value, precision=None, step=p.step if not p.integer else 1, **common)
     return L(comp, p.key)
 
 

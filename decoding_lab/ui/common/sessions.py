@@ -12,8 +12,9 @@
   gradio whatever the TTL; the cap bounds that too.)
 * ``SessionJobs`` + ``gated()``: at most ``DECODING_LAB_SESSION_JOBS`` model jobs of one tab
   run at once; one more is refused with a "busy" message instead of taking a second model
-  slot from the other visitors. All visitors together share ``DECODING_LAB_CONCURRENCY`` slots
-  through the queue (``queue_kwargs()``).
+  slot from the other visitors. All visitors together share ``DECODING_LAB_CONCURRENCY`` model
+  slots (``runtime.model_slot``, which ``gated`` takes; the queue's own limit, ``queue_kwargs()``,
+  is the same number).
 
 ``SessionJobs`` knows nothing about a visitor but how many of their jobs are running right
 now, and forgets a tab as soon as its last job ends, so it stays as small as the number of
@@ -99,12 +100,16 @@ class SessionJobs:
             return sum(self._running.values())
 
 
-def gated(fn: Callable, jobs: SessionJobs | None) -> Callable:
-    """Run ``fn`` inside a job slot of the calling tab. Gradio passes the request to a parameter
-    annotated ``gr.Request``; we add one at the end of ``fn``'s signature (it is not part of the
-    API). The first argument, when it is a string, is the language of the message."""
+def gated(fn: Callable, jobs: SessionJobs | None, model_slot: bool = True) -> Callable:
+    """Run ``fn`` inside a job slot of the calling tab and, with ``model_slot``, one of the
+    process's model slots (``runtime.model_slot``; a handler that takes its own, after work that
+    needs none, passes False). Gradio passes the request to a parameter annotated
+    ``gr.Request``; we add one at the end of ``fn``'s signature (it is not part of the API). The
+    first argument, when it is a string, is the language of the message."""
     if jobs is None:
         return fn
+    from decoding_lab.ui.common.runtime import model_slot as slot
+    held = slot if model_slot else contextlib.nullcontext
     sig = inspect.signature(fn)
     extra = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request)
 
@@ -116,13 +121,13 @@ def gated(fn: Callable, jobs: SessionJobs | None) -> Callable:
     if inspect.isgeneratorfunction(fn):
         def gen_wrapper(*args: Any) -> Any:
             rest, session, lang = split(args)
-            with jobs.slot(session, lang):
+            with jobs.slot(session, lang), held():
                 yield from fn(*rest)
         wrapper: Callable = gen_wrapper
     else:
         def call_wrapper(*args: Any) -> Any:
             rest, session, lang = split(args)
-            with jobs.slot(session, lang):
+            with jobs.slot(session, lang), held():
                 return fn(*rest)
         wrapper = call_wrapper
     functools.update_wrapper(wrapper, fn)

@@ -12,7 +12,7 @@ from typing import Any
 
 import gradio as gr
 
-from decoding_lab.params import PARAMS, Param, format_bias, parse_bias_text
+from decoding_lab.params import PARAMS, Param, check_number, format_bias, parse_bias_text
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.common.i18n import t
@@ -57,6 +57,29 @@ def as_number(name: str, value: Any) -> Any:
     if name in INT_KEYS and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def number_input(label: str, value: Any, lo: float | None = None, hi: float | None = None,
+                 integer: bool = False) -> int | float:
+    """A tab's own number control (not a row of the parameter table), as the API sent it:
+    empty, text, NaN, infinity, a boolean, a fraction for a whole number or a value outside
+    ``[lo, hi]`` is refused with one message that names ``label``.
+
+        >>> number_input("N", "12", 1, 64, integer=True)
+        12
+        >>> number_input("N", 1.5, 1, 64, integer=True)
+        Traceback (most recent call last):
+        ...
+        decoding_lab.errors.SettingsError: N must be a whole number, got 1.5
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise SettingsError(f"{label} is empty: give a number")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise SettingsError(f"{label} must be a number, got {value[:40]!r}") from None
+    return check_number(label, value, lo, hi, integer=integer)
 
 
 def settings_from_values(v: dict[str, Any]) -> SamplingSettings:

@@ -5,7 +5,12 @@ Endpoints (their parameter names are the API's, as before): ``grammar_kind``,
 ``grammar_preset``, ``grammar_reset``, ``grammar_step``, ``grammar_step_n``,
 ``grammar_compare``, ``grammar_heal``. User errors become one toast through ``guarded``; the
 model events show their progress (and an error) on the generated text or the compare view
-only, not on every block they write."""
+only, not on every block they write.
+
+Reset, Step, Step ×N and Constrained vs free run in their own queue group (``grammar``), not
+in the model group: each compiles its constraint first, in the grammar pool, and takes a model
+slot (``common.runtime.on_model``) only for the model work after it. Token healing compiles
+nothing and is an ordinary model job."""
 
 from __future__ import annotations
 
@@ -14,10 +19,12 @@ from typing import Any
 
 import gradio as gr
 
+from decoding_lab import limits
 from decoding_lab.errors import DeadEndError, SettingsError
 from decoding_lab.grammar import preset, preset_prompt
 from decoding_lab.ui.common.errors import guarded, plain, warn
-from decoding_lab.ui.common.runtime import gpu
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.runtime import gpu, on_model
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
@@ -81,13 +88,17 @@ def fill_outputs(picker: ModelPicker, parts: Any) -> list:
             parts.prompt]
 
 
-def session_for(req: GrammarRequest, session: GrammarSession | None) -> GrammarSession:
-    """The visitor's session, started over when what it was built from changed."""
+def session_for(req: GrammarRequest, session: GrammarSession | None, started: bool = False) -> GrammarSession:
+    """The visitor's session, started over when what it was built from changed. When this tab
+    had one and it is gone, it expired (``DECODING_LAB_SESSION_TTL``): say so."""
     if session is not None and session.key == req.key:
         return session
     fresh = new_session(req)
     if session is not None:
         gr.Info(plain(tr(req.lang, "restarted")))
+    elif started:
+        minutes = max(1, round(limits.current().session_ttl / 60))
+        gr.Warning(plain(t(req.lang, "session_expired", minutes=minutes)))
     return fresh
 
 
@@ -114,10 +125,17 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
     """Attach the tab's events; returns them by name. The model choice is the Explorer's
     (``ctx.picker``); ``ctx.jobs`` bounds the model jobs one browser tab runs at once."""
     p, ui = ctx.picker, parts
-    step_out = [ui.session, ui.status, ui.generated, ui.trace, ui.forbidden, ui.timing]
-    spec = {"lang": ctx.lang_state, "session": ui.session, "model": p.model, "hub_id": p.hub, "kind": ui.kind,
-            "preset": ui.preset, "constraint": ui.text, "prompt": ui.prompt, "chat": ui.chat,
-            "temperature": ui.temperature, "seed": ui.seed, "max_new_tokens": ui.max_tokens}
+    step_out = [ui.session, ui.started, ui.status, ui.generated, ui.trace, ui.forbidden, ui.timing]
+    spec = {"lang": ctx.lang_state, "session": ui.session, "started": ui.started, "model": p.model,
+            "hub_id": p.hub, "kind": ui.kind, "preset": ui.preset, "constraint": ui.text, "prompt": ui.prompt,
+            "chat": ui.chat, "temperature": ui.temperature, "seed": ui.seed, "max_new_tokens": ui.max_tokens}
+    lim = limits.current()
+    # Compiling, then model work: at most as many running as can compile plus hold a model slot.
+    grammar_group = {"concurrency_id": "grammar", "concurrency_limit": lim.concurrency + lim.grammar_workers}
+
+    def grammar_event(fn, names):
+        """A handler that takes its model slot itself, after compiling (``on_model``)."""
+        return gated(named(guarded(fn), names), ctx.jobs, model_slot=False)
 
     def model_event(fn, names):
         return gated(named(guarded(gpu(fn)), names), ctx.jobs)
@@ -143,41 +161,43 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
 
     def on_reset(v: dict) -> dict:
         fresh = new_session(GrammarRequest.from_inputs(v))
-        return {ui.session: fresh, **step_views(ui, v["lang"], fresh)}
+        return {ui.session: fresh, ui.started: True, **step_views(ui, v["lang"], fresh)}
 
     def on_step(v: dict) -> dict:
-        req = GrammarRequest.from_inputs(v)  # a bad constraint stops here: one error, the session untouched
-        session = session_for(req, v["session"])
+        # A bad constraint stops here: one error, the session untouched. An unchanged one is not compiled again.
+        req = GrammarRequest.from_inputs(v, v["session"])
+        session = session_for(req, v["session"], v["started"])
         with session.locked(req.lang):
             session.apply(req)
-            advance(req.lang, session, req.n_steps)
-        return {ui.session: session, **step_views(ui, req.lang, session)}
+            on_model(advance, req.lang, session, req.n_steps)
+        return {ui.session: session, ui.started: True, **step_views(ui, req.lang, session)}
 
     inputs, names = inputs_of(spec)
-    model = {"concurrency_id": "model", "show_progress_on": [ui.generated]}
-    events["reset"] = ui.reset.click(model_event(on_reset, names), inputs, step_out, api_name="grammar_reset",
+    model = {**grammar_group, "show_progress_on": [ui.generated]}
+    events["reset"] = ui.reset.click(grammar_event(on_reset, names), inputs, step_out, api_name="grammar_reset",
                                      **model)
-    events["step"] = ui.step.click(model_event(on_step, names), inputs, step_out, api_name="grammar_step", **model)
+    events["step"] = ui.step.click(grammar_event(on_step, names), inputs, step_out, api_name="grammar_step", **model)
     inputs, names = inputs_of({**spec, "n_steps": ui.n_steps})
-    events["step_n"] = ui.step_n.click(model_event(on_step, names), inputs, step_out, api_name="grammar_step_n",
+    events["step_n"] = ui.step_n.click(grammar_event(on_step, names), inputs, step_out, api_name="grammar_step_n",
                                        show_progress="minimal", **model)
 
     def on_compare(v: dict) -> dict:
-        from decoding_lab.experiments.constrained_vs_free import constrained_vs_free
+        from decoding_lab.experiments.constrained_vs_free import compile_mask, constrained_vs_free
         req = GrammarRequest.from_inputs(v)
         lm, chat_mode = load_model(req.model, req.chat)
-        r = constrained_vs_free(lm, req.prompt, req.constraint, n=req.n, settings=req.settings,
-                                max_new_tokens=req.max_new_tokens, chat=chat_mode)
+        mask = compile_mask(req.constraint, lm)  # the grammar pool, before the model slot
+        r = on_model(constrained_vs_free, lm, req.prompt, req.constraint, n=req.n, settings=req.settings,
+                     max_new_tokens=req.max_new_tokens, chat=chat_mode, mask=mask)
         if r.unfinished:
             warn(tr(req.lang, "cmp_unfinished", k=r.unfinished))
         summary, body = compare_html(req.lang, r)
         return {ui.cmp_last: r, ui.cmp_summary: summary, ui.cmp_view: body}
 
-    cmp = {k: c for k, c in spec.items() if k not in ("session", "max_new_tokens")}
+    cmp = {k: c for k, c in spec.items() if k not in ("session", "started", "max_new_tokens")}
     inputs, names = inputs_of({**cmp, "n": ui.cmp_n, "max_new_tokens": ui.cmp_tokens})
-    events["compare"] = ui.cmp_run.click(model_event(on_compare, names), inputs,
+    events["compare"] = ui.cmp_run.click(grammar_event(on_compare, names), inputs,
                                          [ui.cmp_last, ui.cmp_summary, ui.cmp_view], api_name="grammar_compare",
-                                         concurrency_id="model", show_progress_on=[ui.cmp_view])
+                                         show_progress_on=[ui.cmp_view], **grammar_group)
 
     def on_heal(v: dict) -> dict:
         from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids

@@ -10,9 +10,10 @@ from types import SimpleNamespace
 import gradio as gr
 
 from decoding_lab.grammar import PRESETS, preset_prompt
+from decoding_lab.ui.common.controls import CheckedNumber, CheckedSlider
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
-from decoding_lab.ui.grammar.session import DEFAULT_PRESET
+from decoding_lab.ui.grammar.session import CMP_N, CMP_TOKENS, DEFAULT_PRESET, N_STEPS, STEP_TOKENS
 from decoding_lab.ui.grammar.strings import chat_choices, kind_choices, tr
 from decoding_lab.ui.grammar.views import forbidden_table, generated_html, healing_views, preset_source, trace_figure
 
@@ -42,13 +43,13 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
             ui.chat = label(gr.Radio(chat_choices(lang), value="chat", label=tr(lang, "chat"), elem_id="grammar-chat"),
                             "chat", "choices", chat_choices)
             with gr.Row():
-                ui.temperature = label(gr.Slider(0.0, 2.0, value=0.7, step=0.05, label=tr(lang, "temperature"),
-                                                 info=tr(lang, "temperature_info"), elem_id="grammar-temperature"),
-                                       "temperature")
-                ui.seed = label(gr.Number(0, precision=0, label=tr(lang, "seed"), elem_id="grammar-seed",
-                                          min_width=90), "seed")
-            ui.max_tokens = label(gr.Slider(8, 256, value=96, step=1, label=tr(lang, "max_tokens"),
-                                            info=tr(lang, "max_tokens_info"), elem_id="grammar-max-tokens"),
+                ui.temperature = label(CheckedSlider(0.0, 2.0, value=0.7, step=0.05, label=tr(lang, "temperature"),
+                                                     info=tr(lang, "temperature_info"),
+                                                     elem_id="grammar-temperature"), "temperature")
+                ui.seed = label(CheckedNumber(0, step=1, label=tr(lang, "seed"), elem_id="grammar-seed",
+                                              min_width=90), "seed")
+            ui.max_tokens = label(CheckedSlider(*STEP_TOKENS, value=96, step=1, label=tr(lang, "max_tokens"),
+                                                info=tr(lang, "max_tokens_info"), elem_id="grammar-max-tokens"),
                                   "max_tokens")
 
     ui.sec_step = label(gr.Markdown(tr(lang, "sec_step")), "sec_step", "value")
@@ -56,8 +57,8 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
         ui.step = label(gr.Button(tr(lang, "step"), variant="primary", elem_id="grammar-step-btn", min_width=90),
                         "step", "value")
         ui.step_n = label(gr.Button(tr(lang, "step_n"), elem_id="grammar-step-n-btn", min_width=90), "step_n", "value")
-        ui.n_steps = label(gr.Slider(1, 64, value=10, step=1, label=tr(lang, "n_steps"), elem_id="grammar-n-steps",
-                                     scale=2), "n_steps")
+        ui.n_steps = label(CheckedSlider(*N_STEPS, value=10, step=1, label=tr(lang, "n_steps"),
+                                         elem_id="grammar-n-steps", scale=2), "n_steps")
         ui.reset = label(gr.Button(tr(lang, "reset"), elem_id="grammar-reset-btn", min_width=90), "reset", "value")
     ui.status = gr.Markdown("", elem_id="grammar-status")
     ui.generated = label(gr.HTML(generated_html(lang, None), label=tr(lang, "gen_label"), elem_id="grammar-generated"),
@@ -74,9 +75,10 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
     ui.sec_compare = label(gr.Markdown(tr(lang, "sec_compare")), "sec_compare", "value")
     ui.cmp_intro = label(gr.Markdown(tr(lang, "cmp_intro")), "cmp_intro", "value")
     with gr.Row(equal_height=True):
-        ui.cmp_n = label(gr.Slider(1, 8, value=3, step=1, label=tr(lang, "cmp_n"), elem_id="grammar-cmp-n"), "cmp_n")
-        ui.cmp_tokens = label(gr.Slider(8, 192, value=80, step=1, label=tr(lang, "cmp_tokens"),
-                                        elem_id="grammar-cmp-tokens"), "cmp_tokens")
+        ui.cmp_n = label(CheckedSlider(*CMP_N, value=3, step=1, label=tr(lang, "cmp_n"), elem_id="grammar-cmp-n"),
+                         "cmp_n")
+        ui.cmp_tokens = label(CheckedSlider(*CMP_TOKENS, value=80, step=1, label=tr(lang, "cmp_tokens"),
+                                            elem_id="grammar-cmp-tokens"), "cmp_tokens")
         ui.cmp_run = label(gr.Button(tr(lang, "cmp_run"), variant="primary", elem_id="grammar-cmp-btn"),
                            "cmp_run", "value")
     ui.cmp_summary = gr.Markdown("", elem_id="grammar-compare-summary")
@@ -97,6 +99,7 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
                                           elem_id="grammar-heal-with"), "heal_with")
 
     ui.session = session_state()   # the visitor's GrammarSession; these three expire when idle
+    ui.started = gr.State(False)   # a few bytes that never expire: "this tab had a session" (expiry says so)
     ui.cmp_last = session_state()  # the last ConstrainedVsFree
     ui.heal_last = session_state()  # the last HealingDemo
     return ui

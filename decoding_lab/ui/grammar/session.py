@@ -7,8 +7,13 @@ event's named inputs into one frozen request and checks it once: a bad regex, sc
 grammar raises its ``GrammarError`` here, before any model loads and before the session is
 touched (so it is one error, and the steps already on screen stay).
 
-The session holds the stepper with its ``GrammarMask`` stage (the grammar matcher); the model
-weights stay shared (the stepper's deepcopy never copies them)."""
+The session holds the stepper with its ``GrammarMask`` stage (the grammar matcher) and the
+compiled ``Constraint``, so a Step on an unchanged constraint compiles nothing; the model
+weights stay shared (the stepper's deepcopy never copies them).
+
+Compiling never holds a model slot (``common.runtime.model_slot``): the constraint and the
+model-vocabulary matcher are built in the grammar pool, and only loading the model and the
+prompt's forward pass take a slot, so a slow grammar never delays another visitor's Step."""
 
 from __future__ import annotations
 
@@ -20,11 +25,22 @@ from decoding_lab.errors import SettingsError
 from decoding_lab.grammar import Constraint, GrammarMask, build_constraint, preset
 from decoding_lab.grammar.compile import bounded
 from decoding_lab.settings import SamplingSettings
+from decoding_lab.ui.common.runtime import model_slot, on_model
 from decoding_lab.ui.common.session import Session
-from decoding_lab.ui.common.state import as_number
+from decoding_lab.ui.common.state import as_number, number_input
 
 TOP_N = 40            # rows of the raw distribution each trace keeps (the forbidden table reads them)
 DEFAULT_PRESET = "json-person"
+#: The ranges of the tab's own number controls (the sliders show them; the API is held to them).
+STEP_TOKENS = (8, 256)     # token budget of a step-through run
+N_STEPS = (1, 64)          # Step ×N
+CMP_N = (1, 8)             # samples per side, Constrained vs free
+CMP_TOKENS = (8, 192)      # new tokens per sample, Constrained vs free
+
+
+def constraint_source(kind: str, preset_name: str | None, text: str | None) -> tuple[str, str]:
+    """What a constraint is compiled from: (kind, preset name or text)."""
+    return (kind, preset_name or DEFAULT_PRESET) if kind == "preset" else (kind, text or "")
 
 
 def make_constraint(kind: str, preset_name: str | None, text: str | None) -> Constraint:
@@ -35,9 +51,9 @@ def make_constraint(kind: str, preset_name: str | None, text: str | None) -> Con
 
 
 def settings_of(temperature: Any, seed: Any) -> SamplingSettings:
-    if temperature is None or seed is None:
-        raise SettingsError("temperature and seed need a number")
-    # as_number: a whole float seed becomes an int; NaN or a string gets a message, not a crash
+    """as_number, then the core's check: a whole float seed becomes an int; empty, text, NaN,
+    infinity, a boolean or a fractional seed gets a message that names the field (an empty seed
+    box means a fresh random seed, as in the Explorer)."""
     return SamplingSettings(temperature=as_number("temperature", temperature), seed=as_number("seed", seed))
 
 
@@ -47,9 +63,11 @@ def model_name(model: str | None, hub_id: str | None) -> str:
 
 
 def load_model(name: str, chat: str) -> tuple[Any, bool]:
-    """The shared model and whether the prompt goes through its chat template."""
+    """The shared model and whether the prompt goes through its chat template. A load is model
+    work, so it takes a model slot (a model already loaded comes back at once)."""
     from decoding_lab.models import get_model
-    lm = get_model(name)
+    with model_slot():
+        lm = get_model(name)
     return lm, chat == "chat" and bool(getattr(lm, "has_chat_template", False))
 
 
@@ -72,19 +90,30 @@ class GrammarRequest:
     n: int = 1                  # samples per side (Constrained vs free)
 
     @classmethod
-    def from_inputs(cls, values: dict[str, Any]) -> "GrammarRequest":
+    def from_inputs(cls, values: dict[str, Any], known: "GrammarSession | None" = None) -> "GrammarRequest":
         """``values``: the event's named inputs (``model``, ``hub_id``, ``kind``, ``preset``,
         ``constraint``, ``prompt``, ``chat``, ``temperature``, ``seed``, ``max_new_tokens`` and,
-        where the event has them, ``n_steps`` / ``n``). Raises ``GrammarError`` / ``SettingsError``."""
+        where the event has them, ``n_steps`` / ``n``), as the API sent them: every number is
+        checked by name. The constraint is compiled in the grammar pool, unless ``known`` (the
+        visitor's session) was built from the same one. Raises ``GrammarError`` / ``SettingsError``."""
         kind = values.get("kind") or ""
-        # In the bounded compile pool, with its time limit (``grammar.compile``).
-        constraint = bounded(make_constraint, kind, values.get("preset"), values.get("constraint"))
+        preset_name, text = values.get("preset"), values.get("constraint") or ""
         settings = settings_of(values.get("temperature"), values.get("seed"))
+        compare = "n" in values
+        lo, hi = CMP_TOKENS if compare else STEP_TOKENS
+        budget = number_input("max new tokens" if compare else "token budget", values.get("max_new_tokens"), lo, hi,
+                              integer=True)
+        n_steps = number_input("N (steps)", values["n_steps"], *N_STEPS, integer=True) if "n_steps" in values else 1
+        n = number_input("samples per side", values["n"], *CMP_N, integer=True) if compare else 1
+        source = constraint_source(kind, preset_name, text)
+        if known is not None and known.source == source:
+            constraint = known.compiled
+        else:  # in the bounded compile pool, with its time limit (``grammar.compile``); no model slot
+            constraint = bounded(make_constraint, kind, preset_name, text)
         return cls(lang=values.get("lang") or "en", model=model_name(values.get("model"), values.get("hub_id")),
-                   kind=kind, preset=values.get("preset"), text=values.get("constraint") or "",
-                   prompt=values.get("prompt") or "", chat=values.get("chat") or "", settings=settings,
-                   max_new_tokens=int(values.get("max_new_tokens") or 64), constraint=constraint,
-                   n_steps=max(1, int(values.get("n_steps") or 1)), n=int(values.get("n") or 1))
+                   kind=kind, preset=preset_name, text=text, prompt=values.get("prompt") or "",
+                   chat=values.get("chat") or "", settings=settings, max_new_tokens=budget, constraint=constraint,
+                   n_steps=n_steps, n=n)
 
     @property
     def key(self) -> tuple:
@@ -105,6 +134,8 @@ class GrammarSession(Session):
     compile_seconds: float
     vocab_seconds: float
     stepper: Any                 # decoding_lab.stepper.Stepper with extra_stages={"grammar": GrammarMask}
+    source: tuple = ()           # constraint_source(...) of the compiled constraint
+    compiled: Any = None         # that Constraint, reused while the text stays the same
 
     @property
     def mask(self) -> Any:
@@ -118,7 +149,8 @@ class GrammarSession(Session):
 
 
 def new_session(req: GrammarRequest) -> GrammarSession:
-    """A fresh step-through run: the model loaded, the vocabulary wrapped, the grammar compiled."""
+    """A fresh step-through run: the model loaded (in a model slot), the vocabulary wrapped and
+    the grammar compiled for it (in the grammar pool, no slot), the prompt's forward pass (a slot)."""
     from decoding_lab.grammar import GrammarTokenizer
     from decoding_lab.stepper import Stepper
 
@@ -129,6 +161,7 @@ def new_session(req: GrammarRequest) -> GrammarSession:
     GrammarTokenizer.from_lm(lm)  # built once per model, then cached
     vocab_s = time.perf_counter() - t0
     mask = bounded(GrammarMask, req.constraint, lm)
-    stepper = Stepper(lm, lm.encode_prompt(req.prompt, chat_mode), req.settings, top_n=TOP_N,
-                      extra_stages={"grammar": mask}, max_new_tokens=req.max_new_tokens)
-    return GrammarSession(req.key, lm.name, req.constraint.label(), mask.compile_seconds, vocab_s, stepper)
+    stepper = on_model(Stepper, lm, lm.encode_prompt(req.prompt, chat_mode), req.settings, top_n=TOP_N,
+                       extra_stages={"grammar": mask}, max_new_tokens=req.max_new_tokens)
+    return GrammarSession(req.key, lm.name, req.constraint.label(), mask.compile_seconds, vocab_s, stepper,
+                          constraint_source(req.kind, req.preset, req.text), req.constraint)
