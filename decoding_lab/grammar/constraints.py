@@ -340,11 +340,18 @@ def _need_text(what: str, text: Any) -> None:
 
 
 def check_text_size(what: str, text: str) -> None:
-    """At most ``DECODING_LAB_MAX_GRAMMAR_CHARS`` characters, before any engine work."""
+    """At most ``DECODING_LAB_MAX_GRAMMAR_CHARS`` characters, and real text (a lone surrogate,
+    from the API or invalid UTF-8 on a command line, would fail inside the engine), before any
+    engine work."""
     try:
         limits.check_text_size(what, text)
     except limits.SettingsError as e:
         raise GrammarError(str(e)) from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise GrammarError(f"the {what} is not valid text: character {e.start} is a lone surrogate "
+                           f"({text[e.start]!r})") from None
 
 
 def check_json_depth(text: str) -> None:

@@ -1,0 +1,135 @@
+"""What a hostile API caller sends, against the real app on loopback: numbers that are not
+numbers, lone surrogates, markup in the constraint text. Each gets one line that names the
+field, the session keeps its steps, and the server keeps serving.
+
+``gradio_client`` refuses to send NaN or Infinity (they are not JSON), and a browser never
+does; a raw HTTP client can (Python's JSON reader on the server accepts them), so these tests
+post to gradio's queue the way any such client would (``raw_call``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from gradio_client import Client
+
+from conftest_app import explorer_args
+
+pytestmark = pytest.mark.real
+
+GENERIC = "upstream Gradio app has raised an exception"
+STEP_TABLE = 5          # position of the step table in /explorer_step's outputs
+GRAMMAR_ARGS = {"model": "smollm2-135m-instruct", "hub_id": "", "kind": "preset", "preset": "integer",
+                "constraint": "", "prompt": "How many legs does a spider have?", "chat": "chat", "temperature": 0.0,
+                "seed": 0, "max_new_tokens": 16}
+
+
+def raw_call(url: str, api_name: str, values: dict[str, Any], session_hash: str | None = None,
+             timeout: float = 120.0) -> tuple[bool, Any]:
+    """One event through gradio's queue with a hand-made JSON body (NaN and Infinity as JSON
+    literals, lone surrogates as ``\\udcxx`` escapes). Returns (success, output data or error text)."""
+    info = httpx.get(url + "gradio_api/info", timeout=30).json()["named_endpoints"]["/" + api_name]
+    config = httpx.get(url + "config", timeout=30).json()
+    dep = next(d for d in config["dependencies"] if d.get("api_name") == api_name)
+    types = {c["id"]: c["type"] for c in config["components"]}
+    params = iter(info["parameters"])
+    data = []
+    for cid in dep["inputs"]:
+        if types[cid] == "state":
+            data.append(None)          # state inputs are the server's; the slot must be there
+            continue
+        p = next(params)
+        data.append(values.get(p["parameter_name"], p.get("parameter_default")))
+    session_hash = session_hash or uuid.uuid4().hex[:10]
+    body = json.dumps({"data": data, "fn_index": dep["id"], "session_hash": session_hash, "event_data": None,
+                       "trigger_id": None})  # json.dumps writes NaN / Infinity and escapes surrogates
+    with httpx.Client(base_url=url, timeout=timeout) as http:
+        r = http.post("gradio_api/queue/join", content=body, headers={"content-type": "application/json"})
+        r.raise_for_status()
+        event_id = r.json()["event_id"]
+        with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session_hash}) as stream:
+            for line in stream.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                msg = json.loads(line[5:])
+                if msg.get("event_id") != event_id or msg.get("msg") != "process_completed":
+                    continue
+                out = msg.get("output") or {}
+                if msg.get("success"):
+                    return True, out.get("data")
+                return False, str(out.get("error") or out)
+    raise AssertionError("the queue closed without an answer")
+
+
+def refused_by_name(url: str, api_name: str, values: dict, session_hash: str, field: str) -> str:
+    ok, err = raw_call(url, api_name, values, session_hash)
+    assert not ok, f"{api_name} accepted {values}"
+    assert GENERIC not in err and "\n" not in err and field in err, err
+    return err
+
+
+BAD_NUMBERS = ["abc", None, math.nan, math.inf, -math.inf, "NaN", "Infinity", True]
+
+
+@pytest.mark.parametrize("field,label", [("top_p", "top-p"), ("top_k", "top-k"), ("temperature", "temperature"),
+                                         ("min_p", "min-p")])
+def test_explorer_numbers_that_are_not_numbers(app_url, field, label):
+    client = Client(app_url, verbose=False)
+    first = client.predict(**explorer_args(), api_name="/explorer_step")
+    assert len(first[STEP_TABLE]["data"]) == 1
+    for bad in BAD_NUMBERS:
+        refused_by_name(app_url, "explorer_step", explorer_args(**{field: bad}), client.session_hash, label)
+    # A fraction where a whole number belongs is refused by name, not rounded.
+    if field == "top_k":
+        err = refused_by_name(app_url, "explorer_step", explorer_args(top_k=1.5), client.session_hash, label)
+        assert "whole number" in err
+    again = client.predict(**explorer_args(), api_name="/explorer_step")
+    assert len(again[STEP_TABLE]["data"]) == 2      # the refused calls left the session's step in place
+
+
+@pytest.mark.parametrize("field,label", [("temperature", "temperature"), ("seed", "seed"),
+                                         ("max_new_tokens", "token budget")])
+def test_grammar_numbers_that_are_not_numbers(app_url, field, label):
+    client = Client(app_url, verbose=False)
+    assert "Step 0" in client.predict(**GRAMMAR_ARGS, api_name="/grammar_step")[0]
+    for bad in [*BAD_NUMBERS, 1.5]:
+        if bad is None and field == "seed":
+            continue                                  # an empty seed box is a fresh random seed, not an error
+        if bad == 1.5 and field == "temperature":
+            continue                                  # a real temperature
+        refused_by_name(app_url, "grammar_step", {**GRAMMAR_ARGS, field: bad}, client.session_hash, label)
+    assert "Step 1" in client.predict(**GRAMMAR_ARGS, api_name="/grammar_step")[0]
+
+
+def test_grammar_counts_hold_their_ranges(app_url):
+    sh = uuid.uuid4().hex[:10]
+    err = refused_by_name(app_url, "grammar_step_n", {**GRAMMAR_ARGS, "n_steps": 10_000}, sh, "N (steps)")
+    assert "<= 64" in err
+    err = refused_by_name(app_url, "grammar_compare", {**GRAMMAR_ARGS, "n": 2.5, "max_new_tokens": 16}, sh,
+                          "samples per side")
+    assert "whole number" in err
+
+
+def test_lone_surrogates_are_refused_by_name(app_url):
+    sh = uuid.uuid4().hex[:10]
+    err = refused_by_name(app_url, "explorer_step", explorer_args(prompt="caf\udce9 au lait"), sh, "lone surrogate")
+    assert "prompt" in err
+    refused_by_name(app_url, "grammar_step", {**GRAMMAR_ARGS, "prompt": "legs\udcff?"}, sh, "lone surrogate")
+    err = refused_by_name(app_url, "grammar_step", {**GRAMMAR_ARGS, "kind": "regex", "constraint": "[0-9]\udcff"}, sh,
+                          "lone surrogate")
+    assert "regex" in err
+    ok, _ = raw_call(app_url, "explorer_step", explorer_args(), sh)
+    assert ok                                         # the server is still serving
+
+
+def test_markup_in_a_constraint_comes_back_escaped(app_url):
+    """The error echoes the regex; what a browser would render as a tag arrives as ``&lt;``."""
+    sh = uuid.uuid4().hex[:10]
+    payload = '<img src=x onerror=alert(1)><a href="https://evil.example">['
+    ok, err = raw_call(app_url, "grammar_step", {**GRAMMAR_ARGS, "kind": "regex", "constraint": payload}, sh)
+    assert not ok and "invalid regex" in err
+    assert "<img" not in err and "<a " not in err and "&lt;img" in err
