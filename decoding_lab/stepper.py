@@ -215,9 +215,12 @@ class Stepper:
         ranks = self._ranks(raw, ids, top_ids, top_vals.tolist())
         rows = []
         for tid in ids:
-            cut_by = next((r.name for r in records if r.removed is not None and bool(r.removed[tid])), None)
+            cut = next((i for i, r in enumerate(records) if r.removed is not None and bool(r.removed[tid])), None)
+            # the distribution entering the cutting stage: the previous stage's output (or the raw one)
+            p_in = None if cut is None else (p_raw if cut == 0 else records[cut - 1].probs_after)
             rows.append(TokenRow(tid, self.lm.token_str(tid), float(raw[tid]), float(p_raw[tid]),
-                                 float(p_final[tid]), ranks[tid], cut_by))
+                                 float(p_final[tid]), ranks[tid], None if cut is None else records[cut].name,
+                                 None if p_in is None else float(p_in[tid])))
         greedy = self.settings.greedy
         eos = set(getattr(self.lm, "eos_token_ids", ()) or ())
         return StepTrace(

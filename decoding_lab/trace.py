@@ -26,6 +26,9 @@ class TokenRow:
     p_final: float          # the distribution the selector drew from
     rank: int               # 1 = most likely under the raw distribution
     cut_by: str | None      # the first stage that removed this token, if any
+    #: its probability in the distribution entering the stage that cut it (None when kept);
+    #: not in ``to_json``, so the CLI's and the exports' rows keep their shape
+    p_cut: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"token_id": self.token_id, "token": self.token, "logit": self.logit, "p_raw": self.p_raw,

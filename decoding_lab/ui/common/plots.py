@@ -1,10 +1,12 @@
 """Plotly figures drawn from the core's records (``StepTrace``); no probabilities are
 computed here, only laid out.
 
-* ``dist_chart``    top-N tokens, raw vs final probability, cut tokens greyed and labelled
 * ``funnel_chart``  kept tokens and removed mass per stage, in chain order
 * ``entropy_chart`` the H(T) curve with the current temperature marked
 * ``entropy_traces`` per-step entropy of several runs (Compare tab)
+
+The Explorer's distribution chart (bars coloured by each token's fate) is ``ui/explorer/chart.py``;
+``layout`` is the look every figure shares (white template, title at the top left, clean log ticks).
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from typing import Any, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.i18n import Namespace, register, t
+
+register("plots", {"funnel_hover": "kept {kept}<br>removed {count} tokens, mass {mass}"},
+         {"funnel_hover": "保留 {kept} 个<br>移除 {count} 个词元，概率质量 {mass}"})
+tr = Namespace("plots")
 
 BLUE, ORANGE, GREY, LIGHT = "#2563eb", "#f97316", "#b8bec8", "#93c5fd"
 PALETTE = ["#2563eb", "#f97316", "#16a34a", "#9333ea"]
@@ -28,10 +34,13 @@ def show_token(s: str) -> str:
     return s.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "⏎")
 
 
-def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)), height=height, font=FONT,
-                      margin=dict(l=50, r=20, t=50, b=40), template="plotly_white",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+def layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
+    """The shared look: white template, the title at the top left with its own band of margin
+    (the legend sits under it, the modebar to its right only on hover)."""
+    fig.update_layout(title=dict(text=title, x=0.01, xanchor="left", yref="container", y=1.0, yanchor="top",
+                                 pad=dict(t=10), font=dict(size=14)),
+                      height=height, font=FONT, margin=dict(l=50, r=20, t=64, b=40), template="plotly_white",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1.0))
     return fig
 
 
@@ -41,41 +50,12 @@ def empty_figure(lang: str, key: str = "dist_empty", height: int = 300) -> go.Fi
                        xref="paper", yref="paper", x=0.5, y=0.5)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    return _layout(fig, "", height)
+    return layout(fig, "", height)
 
 
 def token_labels(rows: Sequence[Any]) -> list[str]:
     """Unique category labels: '#rank token' (two tokens may share a text)."""
     return [f"#{r.rank} {show_token(r.token)}" for r in rows]
-
-
-def dist_chart(trace: Any, lang: str) -> go.Figure:
-    """Grouped bars for every row the trace recorded (top-N of the raw distribution, plus
-    tokens the final distribution promoted, plus the chosen token).
-
-    Trace 0 is the raw probability, trace 1 the final one; ``customdata`` holds token ids
-    (the page's click handler forces the clicked token)."""
-    rows = list(trace.top)
-    labels = token_labels(rows)
-    ids = [r.token_id for r in rows]
-    final_colors = [ORANGE if r.token_id == trace.chosen_token_id else (GREY if r.cut_by else BLUE) for r in rows]
-    raw_colors = [GREY if r.cut_by else LIGHT for r in rows]
-    texts = [t(lang, "cut_by", stage=r.cut_by) if r.cut_by else
-             (t(lang, "chosen") if r.token_id == trace.chosen_token_id else "") for r in rows]
-    hover = [f"<b>{show_token(r.token)}</b> (id {r.token_id})<br>rank {r.rank} · logit {r.logit:.2f}"
-             f"<br>p raw {r.p_raw:.4f} · p final {r.p_final:.4f}" + (f"<br>{texts[i]}" if texts[i] else "")
-             for i, r in enumerate(rows)]
-    fig = go.Figure()
-    fig.add_bar(name=t(lang, "raw_p"), x=labels, y=[r.p_raw for r in rows], marker_color=raw_colors,
-                customdata=ids, hovertext=hover, hoverinfo="text")
-    fig.add_bar(name=t(lang, "final_p"), x=labels, y=[r.p_final for r in rows], marker_color=final_colors,
-                customdata=ids, hovertext=hover, hoverinfo="text", text=texts, textposition="outside",
-                textangle=-90, textfont=dict(size=10, color="#6b7280"), cliponaxis=False)
-    fig.update_layout(barmode="group", bargap=0.18, showlegend=True)
-    fig.update_xaxes(title=t(lang, "token_axis"), tickangle=-45, tickfont=dict(size=11))
-    top = max([r.p_raw for r in rows] + [r.p_final for r in rows] + [0.01])
-    fig.update_yaxes(title=t(lang, "prob_axis"), range=[0, min(1.0, top * 1.35) if top < 0.75 else 1.15])
-    return _layout(fig, t(lang, "dist_title", step=trace.step, n=len(rows)), 400)
 
 
 def funnel_chart(trace: Any, vocab_size: int, lang: str) -> go.Figure:
@@ -87,15 +67,17 @@ def funnel_chart(trace: Any, vocab_size: int, lang: str) -> go.Figure:
     counts = [0] + [s.removed_count for s in trace.stages]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=(t(lang, "kept_axis"), t(lang, "removed_axis")))
-    hover = [f"{n}<br>kept {k:,}<br>removed {c:,} tokens, mass {m:.4f}" for n, k, c, m in zip(names, kept, counts, removed)]
+    hover = [f"<b>{n}</b><br>{tr(lang, 'funnel_hover', kept=f'{k:,}', count=f'{c:,}', mass=f'{m:.4f}')}"
+             for n, k, c, m in zip(names, kept, counts, removed)]
     fig.add_bar(y=names, x=kept, orientation="h", marker_color=BLUE, text=[f"{k:,}" for k in kept],
                 textposition="auto", hovertext=hover, hoverinfo="text", row=1, col=1, showlegend=False)
     fig.add_bar(y=names, x=removed, orientation="h", marker_color=ORANGE, text=[f"{m:.3f}" for m in removed],
                 textposition="auto", hovertext=hover, hoverinfo="text", row=1, col=2, showlegend=False)
-    fig.update_xaxes(type="log", row=1, col=1)
+    # one labelled tick per decade (1, 10, 100, 1k …): no "2 5" minor labels between them
+    fig.update_xaxes(type="log", dtick=1, minor=dict(ticks="", showgrid=False), row=1, col=1)
     fig.update_xaxes(range=[0, 1], row=1, col=2)
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
-    return _layout(fig, t(lang, "funnel_title", step=trace.step), 120 + 32 * len(names))
+    return layout(fig, t(lang, "funnel_title", step=trace.step), 120 + 32 * len(names))
 
 
 def entropy_chart(curve: Sequence[Sequence[float]], trace: Any, lang: str) -> go.Figure:
@@ -115,7 +97,7 @@ def entropy_chart(curve: Sequence[Sequence[float]], trace: Any, lang: str) -> go
     ticks = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3]
     fig.update_xaxes(title=t(lang, "temperature_axis"), type="log", tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
     fig.update_yaxes(title=t(lang, "entropy_axis"), rangemode="tozero")
-    return _layout(fig, t(lang, "entropy_title"), 320)
+    return layout(fig, t(lang, "entropy_title"), 320)
 
 
 def entropy_traces(series: Sequence[tuple[str, Sequence[float]]], lang: str, title_key: str = "cmp_entropy") -> go.Figure:
@@ -126,4 +108,4 @@ def entropy_traces(series: Sequence[tuple[str, Sequence[float]]], lang: str, tit
                         line=dict(color=PALETTE[i % len(PALETTE)], width=2), marker=dict(size=4))
     fig.update_xaxes(title=t(lang, "cmp_step_axis"))
     fig.update_yaxes(title=t(lang, "entropy_axis"), rangemode="tozero")
-    return _layout(fig, t(lang, title_key), 300)
+    return layout(fig, t(lang, title_key), 300)

@@ -23,7 +23,7 @@ from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.explorer.request import ExplorerRequest, ExplorerSession, new_session, session_for
-from decoding_lab.ui.explorer.views import render, step_table, text_views, view_components
+from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
 FULL_EVERY = 1.0  # seconds between full redraws while playing
 LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
@@ -40,6 +40,13 @@ def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool
         return session_for(req)
     if not session.built_from(req):
         gr.Warning(t(req.lang, "stale_prompt"))
+    return session
+
+
+def viewed(session: ExplorerSession | None, v: dict) -> ExplorerSession | None:
+    """Hand the chart's scale (the log-scale box) to the session the views are drawn from."""
+    if session is not None:
+        session.log_y = bool(v.get("log_y"))
     return session
 
 
@@ -69,7 +76,7 @@ def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:
     model, prompt = preset.get("model") or ui.model.value, preset.get("prompt", "")
     chat = "chat" if preset.get("chat", True) else "raw"
     values = values_from_settings(settings)
-    out: dict[Any, Any] = {ui.model: model, ui.hub: "", ui.prompt: prompt, ui.chat: chat,
+    out: dict[Any, Any] = {ui.model: model, ui.hub: "", ui.prompt: prompt, ui.chat: chat, ui.log_y: False,
                            **{ui.settings[k]: values[k] for k in SETTING_KEYS}}
     session = new_session(model, prompt, chat, settings, LESSON_TOP_N)
     for _ in range(int(preset.get("steps", 0))):
@@ -80,13 +87,15 @@ def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:
 
 
 def fill_outputs(ui: Any) -> list[Any]:
-    return [ui.model, ui.hub, ui.prompt, ui.chat, *(ui.settings[k] for k in SETTING_KEYS), *view_components(ui)]
+    return [ui.model, ui.hub, ui.prompt, ui.chat, ui.log_y, *(ui.settings[k] for k in SETTING_KEYS),
+            *view_components(ui)]
 
 
 def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     """Attach the handlers; returns the events the page may chain or cancel. ``ctx.jobs`` bounds
     how many model jobs one browser tab runs at once (see ``common.sessions``)."""
-    state = {"lang": ctx.lang_state, "session": ui.session, "started": ui.started}
+    # log_y: the chart's scale, a view choice every handler hands to the session it draws
+    state = {"lang": ctx.lang_state, "session": ui.session, "started": ui.started, "log_y": ui.log_y}
     controls = {"model": ui.model, "hub_id": ui.hub, "prompt": ui.prompt, "chat": ui.chat,
                 **{k: ui.settings[k] for k in SETTING_KEYS}, "top_n": ui.top_n}
     views_out = view_components(ui)
@@ -99,11 +108,11 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
 
     def on_reset(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
-        return {**render(ui, req.lang, session_for(req)), ui.share: req.share_query()}
+        return {**render(ui, req.lang, viewed(session_for(req), v)), ui.share: req.share_query()}
 
     def on_step(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
-        session = prepare(req, v["session"], v["started"])
+        session = viewed(prepare(req, v["session"], v["started"]), v)
         with session.locked(req.lang):
             session.apply(req)
             session.step()
@@ -112,11 +121,11 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_step_n(v: dict) -> Iterator[dict]:
         n = whole_number(v["n"], "N", 1, 1024)
         req = ExplorerRequest.from_inputs(v)
-        yield from run(req, prepare(req, v["session"], v["started"]), n)
+        yield from run(req, viewed(prepare(req, v["session"], v["started"]), v), n)
 
     def on_play(v: dict) -> Iterator[dict]:
         req = ExplorerRequest.from_inputs(v)
-        session = prepare(req, v["session"], v["started"])
+        session = viewed(prepare(req, v["session"], v["started"]), v)
         yield from run(req, session, session.stepper.max_new_tokens)
 
     def run(req: ExplorerRequest, session: ExplorerSession, n: int) -> Iterator[dict]:
@@ -145,7 +154,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_force(v: dict) -> dict:
         token_id = token_id_of(v["token_id"])
         req = ExplorerRequest.from_inputs(v)
-        session = prepare(req, v["session"], v["started"])
+        session = viewed(prepare(req, v["session"], v["started"]), v)
         st = session.stepper
         with session.locked(req.lang):
             session.apply(req)
@@ -160,7 +169,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
             raise SessionError("nothing to undo")
         with session.locked(v["lang"]):
             session.stepper.undo()
-        return render(ui, v["lang"], session)
+        return render(ui, v["lang"], viewed(session, v))
 
     def on_restore(v: dict) -> dict:
         session, branch = v["session"], v["branch"]
@@ -168,10 +177,13 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
             raise SessionError("choose a saved branch first")
         with session.locked(v["lang"]):
             session.stepper.checkout(int(branch))
-        return render(ui, v["lang"], session)
+        return render(ui, v["lang"], viewed(session, v))
 
     def on_redraw(v: dict) -> dict:
-        return render(ui, v["lang"], v["session"])
+        return render(ui, v["lang"], viewed(v["session"], v))
+
+    def on_log_y(v: dict) -> dict:
+        return {ui.dist: dist_view(viewed(v["session"], v), v["lang"])}
 
     def on_export(v: dict) -> dict:
         from decoding_lab.ui.common.export import write_files
@@ -212,6 +224,8 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     ev["undo"] = ui.undo.click(*model_job(on_undo, with_controls=False), views_out, api_name="explorer_undo", **busy)
     ev["restore"] = ui.restore.click(*model_job(on_restore, {"branch": ui.branches}, with_controls=False), views_out,
                                      api_name="explorer_restore", concurrency_id="model")
+    ev["log_y"] = ui.log_y.input(named(on_log_y, redraw_names), redraw_inputs, [ui.dist], api_name="explorer_log_y",
+                                 show_progress="hidden")
     export_inputs, export_names = inputs_of(state)
     ev["export"] = ui.export.click(named(guarded(on_export), export_names), export_inputs, [ui.files],
                                    api_name="explorer_export")

@@ -18,6 +18,7 @@ from decoding_lab.ui.common.controls import any_hub_id_allowed, chat_choices, gr
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
+from decoding_lab.ui.explorer.strings import tr
 from decoding_lab.ui.explorer.views import TABLE_KEYS
 
 
@@ -94,6 +95,7 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
             ui.gen_label = L(gr.Markdown(f"**{t(lang, 'generated')}**"), "generated_md", "value")
             ui.gen = gr.HTML("", elem_id="generated-text", js_on_load=None)
             ui.dist = gr.Plot(plots.empty_figure(lang), elem_id="dist-chart", show_label=False)
+            ui.log_y = L(gr.Checkbox(False, label=tr(lang, "log_view"), elem_id="log-view"), "explorer.log_view")
             with gr.Row():
                 ui.candidates = L(gr.Dropdown([], value=None, label=t(lang, "candidates"), elem_id="candidates",
                                               scale=3), "candidates")

@@ -71,6 +71,7 @@ class ExplorerSession(Session):
     prompt: str
     chat: bool
     stepper: Any  # decoding_lab.stepper.Stepper
+    log_y: bool = False  # the distribution chart on a log scale (a view choice, kept with the run)
 
     def built_from(self, req: ExplorerRequest) -> bool:
         """Whether ``req`` names this session's model, prompt and prompt format."""

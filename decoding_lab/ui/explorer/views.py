@@ -13,6 +13,7 @@ import pandas as pd
 from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import show_token
+from decoding_lab.ui.explorer.chart import dist_chart
 
 TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
               "col_kept", "col_forced", "col_ms")
@@ -32,7 +33,7 @@ def render(parts: Any, lang: str, session: Any) -> dict:
     tr = st.traces[-1] if st is not None and st.traces else None
     headers, rows = step_table(st, lang)
     return {
-        parts.dist: plots.dist_chart(tr, lang) if tr else plots.empty_figure(lang),
+        parts.dist: dist_view(session, lang),
         parts.funnel: plots.funnel_chart(tr, st.lm.vocab_size, lang) if tr else plots.empty_figure(lang, height=220),
         parts.entropy: plots.entropy_chart(tr.entropy_curve, tr, lang) if tr else plots.empty_figure(lang, height=220),
         parts.numbers: numbers_md(tr, lang),
@@ -44,6 +45,14 @@ def render(parts: Any, lang: str, session: Any) -> dict:
         parts.session: session,
         **({parts.started: True} if session is not None else {}),   # left out: a redraw never clears the flag
     }
+
+
+def dist_view(session: Any, lang: str) -> Any:
+    """The distribution chart of the shown step, on the scale the visitor chose (``log_y``)."""
+    st = session.stepper if session is not None else None
+    if st is None or not st.traces:
+        return plots.empty_figure(lang)
+    return dist_chart(st.traces[-1], lang, log_y=session.log_y)
 
 
 def text_views(parts: Any, lang: str, session: Any) -> dict:

@@ -1,0 +1,44 @@
+"""The Explorer's own strings (English, Simplified Chinese), registered as ``explorer.<key>``.
+
+Read them with ``tr(lang, key)``; the shared words (``dist_title``, ``raw_p`` …) stay in
+``common.i18n``. Stage names (``top-p``, ``min-p`` …) are names and stay as they are."""
+
+from __future__ import annotations
+
+from decoding_lab.ui.common.i18n import Namespace, register
+
+EN: dict[str, str] = {
+    # the distribution chart: one colour per fate
+    "final_sampled": "p final (sampled from)",
+    "final_greedy": "p final (greedy takes the highest)",
+    "chosen_sampled": "chosen (drawn at random from p final)",
+    "chosen_greedy": "chosen = argmax (greedy)",
+    "chosen_forced": "chosen (forced by you)",
+    "cut_legend": "✂ cut by {stage} (p when cut)",
+    "hover_rank": "rank {rank} · logit {logit:.2f}",
+    "hover_p": "p raw {raw} · p final {final}",
+    "hover_cut": "✂ cut by {stage}: it had p = {p} when {stage} removed it",
+    "hover_kept": "kept: the selector could pick it",
+    "log_view": "Log scale (shows tiny and cut probabilities)",
+    "log_axis": "probability (log scale)",
+    "whitespace_note": "␣ = space · ↵ = newline",
+}
+
+ZH: dict[str, str] = {
+    "final_sampled": "最终概率（从中采样）",
+    "final_greedy": "最终概率（贪心取最高者）",
+    "chosen_sampled": "被选中（按最终概率随机抽取）",
+    "chosen_greedy": "被选中 = 最大值（贪心）",
+    "chosen_forced": "被选中（由你强制）",
+    "cut_legend": "✂ 被 {stage} 截断（截断时的概率）",
+    "hover_rank": "排名 {rank} · logit {logit:.2f}",
+    "hover_p": "原始概率 {raw} · 最终概率 {final}",
+    "hover_cut": "✂ 被 {stage} 截断：{stage} 移除它时，它的概率为 {p}",
+    "hover_kept": "保留：选择器可以选它",
+    "log_view": "对数刻度（显示极小和被截断的概率）",
+    "log_axis": "概率（对数刻度）",
+    "whitespace_note": "␣ = 空格 · ↵ = 换行",
+}
+
+register("explorer", EN, ZH)
+tr = Namespace("explorer")

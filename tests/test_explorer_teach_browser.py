@@ -1,0 +1,138 @@
+"""The Explorer as a newcomer sees it, in headless chromium: what the page shows is read from the
+page (legend texts, bar colours and heights, the hover box, font sizes, element boxes) and
+checked against the core, recomputed in-process with the same settings.
+
+Screenshots go to /tmp/shots/teach_*.png."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest_app import SHOTS, open_page
+
+pytestmark = pytest.mark.browser
+
+CHART = "document.querySelector('#dist-chart .js-plotly-plot')"
+N_TOKENS = "document.querySelectorAll('#generated-text .gen-tok').length"
+#: A first step where decoding visibly cuts: top-p removes "One" (p ≈ 0.12) and top-k the tail.
+CUT_QUERY = "?prompt=Tell+me+a+story.&T=1&top_k=10&top_p=0.7&seed=1"
+
+
+def step(page) -> None:
+    n = page.evaluate(N_TOKENS)
+    page.click("#step-btn")
+    page.wait_for_function(f"{N_TOKENS} > {n} && {CHART}.layout.title.text.match(/Step {n}:|第 {n} 步/)")
+
+
+#: The colour a person sees in a shape: its fill, or a hatch pattern's background colour.
+COLOUR_JS = """const colour = (el) => { const f = getComputedStyle(el).fill; const m = f.match(/#([^"')]+)/);
+    const rect = m && document.getElementById(m[1]) && document.getElementById(m[1]).querySelector('rect');
+    return rect ? getComputedStyle(rect).fill : f; };"""
+
+
+def legend(page) -> list[dict]:
+    """Each legend entry as drawn: its text and the fill colour of its swatch."""
+    return page.evaluate("(() => {" + COLOUR_JS + """
+        return Array.from(document.querySelectorAll('#dist-chart .legend .traces')).map(e => ({
+            text: e.querySelector('.legendtext').textContent, fill: colour(e.querySelector('.legendpoints path'))}));
+        })()""")
+
+
+def bars(page) -> list[dict]:
+    """Every drawn bar: its series' name, token id, colour and height in pixels (in view, so the
+    mouse can reach it)."""
+    page.evaluate("document.querySelector('#dist-chart').scrollIntoView({block: 'center'})")
+    return page.evaluate("(() => {" + COLOUR_JS + f"""const gd = {CHART}; const out = [];
+        gd.querySelectorAll('.barlayer .trace.bars').forEach(g => {{
+            const d = g.__data__[0].trace;   // plotly binds each group to its trace's calcdata
+            g.querySelectorAll('.point').forEach(pt => {{ const path = pt.querySelector('path');
+                if (!path) return; const b = path.getBoundingClientRect();
+                out.push({{name: d.name, id: d.customdata[pt.__data__.i], fill: colour(path), h: b.height,
+                           x: b.x + b.width / 2, y: b.y + Math.min(b.height / 2, 3)}}); }}); }});
+        return out; }})()""")
+
+
+def box(page, selector: str) -> dict | None:
+    return page.evaluate(f"(() => {{ const e = document.querySelector({selector!r}); if (!e) return null; "
+                         "const b = e.getBoundingClientRect(); return {x: b.x, y: b.y, r: b.right, b: b.bottom}; })()")
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["x"] < b["r"] and b["x"] < a["r"] and a["y"] < b["b"] and b["y"] < a["b"]
+
+
+def hover_text(page, bar: dict) -> str:
+    page.mouse.move(bar["x"], bar["y"])
+    page.wait_for_function("document.querySelector('#dist-chart .hoverlayer .hovertext') !== null")
+    return page.evaluate("document.querySelector('#dist-chart .hoverlayer .hovertext').textContent")
+
+
+def test_chart_colours_each_fate_names_the_stage_and_has_a_log_view(browser, app_url, smollm):
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + CUT_QUERY)
+    page.wait_for_function("document.querySelector('#top-p input[type=number]').value === '0.7'")
+    step(page)
+    core = Stepper.from_prompt(smollm, "Tell me a story.", True,
+                               SamplingSettings(temperature=1.0, top_k=10, top_p=0.7, seed=1), top_n=20).step()
+    cut = {r.token_id: r for r in core.top if r.cut_by}
+    assert {r.cut_by for r in cut.values()} == {"top-k", "top-p"}
+
+    entries = {e["text"]: e["fill"] for e in legend(page)}
+    assert set(entries) == {"p raw (T = 1)", "p final (sampled from)", "chosen (drawn at random from p final)",
+                            "✂ cut by top-k (p when cut)", "✂ cut by top-p (p when cut)"}
+    fills = list(entries.values())
+    assert len(set(fills)) == len(fills), f"two fates share a colour: {entries}"
+
+    drawn = bars(page)
+    for r in cut.values():   # each cut token has a bar in its stage's colour, as tall as p when cut
+        mine = [b for b in drawn if b["id"] == r.token_id and b["name"] == f"✂ cut by {r.cut_by} (p when cut)"]
+        assert len(mine) == 1 and mine[0]["fill"] == entries[mine[0]["name"]]
+    top_p_cut = max((r for r in cut.values() if r.cut_by == "top-p"), key=lambda r: r.p_cut)
+    target = next(b for b in drawn if b["id"] == top_p_cut.token_id and "top-p" in b["name"])
+    assert target["h"] > 20   # p ≈ 0.12 at the cut: a bar one can see, not a sliver at zero
+    shown = hover_text(page, target)
+    assert f"cut by top-p: it had p = {top_p_cut.p_cut:.4f} when top-p removed it" in shown, shown
+
+    # every text on the chart is readable (>= 11 px) and no bar carries a label
+    sizes = page.evaluate("Array.from(document.querySelectorAll('#dist-chart svg text')).filter(e => e.textContent)"
+                          ".map(e => parseFloat(getComputedStyle(e).fontSize))")
+    assert sizes and min(sizes) >= 11, sizes
+    assert page.evaluate("document.querySelectorAll('#dist-chart .barlayer text').length") == 0
+    title, leg = box(page, "#dist-chart .gtitle"), box(page, "#dist-chart .legend")
+    page.mouse.move(400, 300)
+    page.hover("#dist-chart .plot-container", position={"x": 300, "y": 200})
+    modebar = box(page, "#dist-chart .modebar")
+    assert not overlap(title, leg) and (modebar is None or not overlap(title, modebar))
+    page.screenshot(path=str(SHOTS / "teach_cut_linear.png"))
+
+    # log view: the smallest cut bars become visible, one tick per decade
+    page.click("#log-view input")
+    page.wait_for_function(f"{CHART}.layout.yaxis.type === 'log'")
+    ticks = page.evaluate("Array.from(document.querySelectorAll('#dist-chart .ytick text')).map(e => e.textContent)")
+    assert ticks and set(ticks) <= {"1", "0.1", "0.01", "10⁻³", "10⁻⁴", "10⁻⁵", "10⁻⁶"}, ticks
+    smallest = min((r for r in cut.values()), key=lambda r: r.p_cut)
+    tiny = next(b for b in bars(page) if b["id"] == smallest.token_id and "cut by" in b["name"])
+    assert tiny["h"] > 20, tiny
+    step(page)   # the choice is kept for the next step
+    assert page.evaluate(f"{CHART}.layout.yaxis.type") == "log"
+    page.locator("#dist-chart").screenshot(path=str(SHOTS / "teach_cut_log.png"))
+    ctx.close()
+
+
+def test_greedy_is_named_argmax_in_both_languages(page):
+    page.fill("#temperature input[type=number]", "0")
+    page.press("#temperature input[type=number]", "Enter")
+    step(page)
+    texts = [e["text"] for e in legend(page)]
+    assert "chosen = argmax (greedy)" in texts and "p final (greedy takes the highest)" in texts
+    assert not any("sampled" in x or "random" in x for x in texts), texts
+    page.get_by_text("简体中文").click()
+    page.wait_for_function(f"{CHART}.layout.title.text.includes('第 0 步')")
+    texts = [e["text"] for e in legend(page)]
+    assert "被选中 = 最大值（贪心）" in texts and "原始概率（T = 1）" in texts, texts
+    chosen = next(b for b in bars(page) if b["name"] == "被选中 = 最大值（贪心）")
+    shown = hover_text(page, chosen)
+    assert "排名 1" in shown and "被选中 = 最大值（贪心）" in shown, shown
+    page.locator("#dist-chart").screenshot(path=str(SHOTS / "teach_greedy_zh.png"))
