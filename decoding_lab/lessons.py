@@ -1,10 +1,18 @@
-"""Guided lessons: text (English and Chinese), a preset, pointers and a question.
+"""Guided lessons: text (English and Chinese), experiments to predict and run, pointers and checks.
 
 Lessons are data files in ``lessons/NN_slug.toml`` (read with the standard library's
-``tomllib``). A lesson's text is Markdown; ``---`` on its own line separates the
-screens that teacher mode shows one at a time. ``claims`` name the quantitative
-statements a lesson makes about a live model; each one is checked by a test on that
-model (``tests/test_lessons_claims.py``), and the test suite fails if a claim has no check.
+``tomllib``). A lesson's text is Markdown; ``---`` on its own line separates its screens,
+one idea each; the tab shows one screen at a time (large type in teacher mode).
+
+* ``[[experiments]]`` belong to a screen: the learner predicts first, then runs the experiment
+  on the live model and sees the guess beside the result (``decoding_lab.lesson_runs``).
+* ``[[checks]]`` are short questions with feedback for every choice; one at least is a
+  *transfer* question, which the text does not answer word for word.
+* ``claims`` name the quantitative statements a lesson makes; each one is checked by a test on
+  the live model or the shipped files (``tests/test_lessons_claims.py``). Every number in the
+  text must be in a claim, an experiment's tested result, or the lesson's ``inputs`` (numbers
+  the lesson sets, defines or cites rather than measures); ``tests/test_lessons.py`` fails on
+  any other.
 
 Schema (every text field has ``en`` and ``zh``)::
 
@@ -12,22 +20,26 @@ Schema (every text field has ``en`` and ``zh``)::
     slug = "temperature"
     title = {en = "...", zh = "..."}
     text = {en = "...", zh = "..."}
-    [preset]            # what one click loads
-    tab = "explorer"    # explorer | compare | beam | grammar | multisample
-    model = "smollm2-135m-instruct"
+    inputs = ["0.7", "2"]        # numbers set or cited, not measured
+    [preset]                     # what "Load this experiment" sets up in another tab
+    tab = "explorer"             # explorer | compare | beam | grammar | multisample | determinism
     prompt = "..."
-    chat = true
-    steps = 6           # explorer: steps to run after loading
     settings = {temperature = 0.7}
-    [[look_at]]         # pointers tied to controls on screen
+    [[look_at]]                  # pointers tied to controls on screen
     control = "temperature"
     en = "..."
     zh = "..."
-    [quiz]
+    [[experiments]]              # see decoding_lab.lesson_runs for the fields
+    screen = 2
+    ...
+    [[checks]]
     question = {en = "...", zh = "..."}
-    choices = {en = ["...", "..."], zh = ["...", "..."]}
-    answer = 1          # index into choices
-    explain = {en = "...", zh = "..."}
+    transfer = true
+    [[checks.choices]]
+    right = true
+    en = "..."
+    zh = "..."
+    why = {en = "...", zh = "..."}
     [[claims]]
     id = "entropy-rises-with-T"
     en = "..."
@@ -35,21 +47,58 @@ Schema (every text field has ``en`` and ``zh``)::
 
 from __future__ import annotations
 
+import random
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from decoding_lab.errors import UserError
+from decoding_lab.lesson_runs import Experiment, parse_experiment
 from decoding_lab.settings import SamplingSettings
 
 LESSON_DIR = Path(__file__).resolve().parent.parent / "lessons"
 LANGS = ("en", "zh")
 TABS = ("explorer", "compare", "beam", "grammar", "multisample", "determinism")
+MAX_CHECKS = 3   # the tab has this many question slots
 
 
 class LessonError(UserError, ValueError):
     """A lesson file is malformed; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: dict[str, str]
+    right: bool
+    why: dict[str, str]      # why this choice is right, or why it is wrong
+
+
+@dataclass(frozen=True)
+class Check:
+    """One short question. ``id`` is ``"<lesson>.<n>"``: what progress remembers."""
+
+    id: str
+    question: dict[str, str]
+    choices: list[Choice]
+    transfer: bool = False
+
+    @property
+    def answer(self) -> int:
+        """The index of the right choice in the file's order."""
+        return next(i for i, c in enumerate(self.choices) if c.right)
+
+    def order(self, learner: str) -> list[int]:
+        """The choices' order for one learner: a shuffle seeded by the learner and the check, so it
+        is stable across reloads for that learner and differs between learners.
+
+        >>> c = Check("1.1", {}, [Choice({}, i == 0, {}) for i in range(3)])
+        >>> sorted(c.order("abc")) == [0, 1, 2] and c.order("abc") == c.order("abc")
+        True
+        """
+        idx = list(range(len(self.choices)))
+        random.Random(f"{learner}/{self.id}").shuffle(idx)
+        return idx
 
 
 @dataclass(frozen=True)
@@ -60,18 +109,24 @@ class Lesson:
     text: dict[str, str]
     preset: dict[str, Any]
     look_at: list[dict[str, str]]
-    quiz: dict[str, Any]
+    checks: list[Check]
+    experiments: list[Experiment] = field(default_factory=list)
     claims: list[dict[str, str]] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
 
     def screens(self, lang: str) -> list[str]:
-        """The text split into teacher-mode screens (one idea each)."""
+        """The text split into screens (one idea each)."""
         return [s.strip() for s in self.text[lang].split("\n---\n") if s.strip()]
 
     def settings(self) -> SamplingSettings:
         return SamplingSettings.from_json(self.preset.get("settings", {}))
 
-    def check_answer(self, choice: int) -> bool:
-        return int(choice) == int(self.quiz["answer"])
+    def experiment_on(self, screen: int) -> Experiment | None:
+        """The experiment of screen ``screen`` (0-based), if it has one."""
+        return next((e for e in self.experiments if e.screen == screen + 1), None)
+
+    def check_answer(self, check: int, choice: int) -> bool:
+        return 0 <= int(choice) < len(self.checks[check].choices) and self.checks[check].choices[int(choice)].right
 
 
 def _bilingual(data: dict, key: str, where: str) -> dict[str, Any]:
@@ -81,10 +136,24 @@ def _bilingual(data: dict, key: str, where: str) -> dict[str, Any]:
     return value
 
 
+def _parse_check(number: int, i: int, data: dict, where: str) -> Check:
+    where = f"{where} check {i + 1}"
+    choices = []
+    for j, c in enumerate(data.get("choices", [])):
+        if not all(c.get(lang) for lang in LANGS):
+            raise LessonError(f"{where} choice {j + 1}: needs en and zh")
+        choices.append(Choice({lang: c[lang] for lang in LANGS}, bool(c.get("right", False)),
+                              _bilingual(c, "why", f"{where} choice {j + 1}")))
+    if len(choices) < 2 or sum(c.right for c in choices) != 1:
+        raise LessonError(f"{where}: needs at least two choices and exactly one right answer")
+    return Check(f"{number}.{i + 1}", _bilingual(data, "question", where), choices, bool(data.get("transfer", False)))
+
+
 def parse_lesson(data: dict, where: str = "lesson") -> Lesson:
-    for key in ("number", "slug", "preset", "quiz"):
+    for key in ("number", "slug", "preset", "checks"):
         if key not in data:
             raise LessonError(f"{where}: missing '{key}'")
+    number = int(data["number"])
     preset = dict(data["preset"])
     if preset.get("tab", "explorer") not in TABS:
         raise LessonError(f"{where}: preset.tab must be one of {', '.join(TABS)}")
@@ -92,25 +161,31 @@ def parse_lesson(data: dict, where: str = "lesson") -> Lesson:
         SamplingSettings.from_json(preset.get("settings", {}))
     except ValueError as e:
         raise LessonError(f"{where}: preset.settings: {e}") from None
-    quiz = dict(data["quiz"])
-    _bilingual(quiz, "question", f"{where} quiz")
-    choices = _bilingual(quiz, "choices", f"{where} quiz")
-    _bilingual(quiz, "explain", f"{where} quiz")
-    if len(choices["en"]) != len(choices["zh"]) or not 0 <= int(quiz.get("answer", -1)) < len(choices["en"]):
-        raise LessonError(f"{where}: quiz choices differ between languages or the answer index is out of range")
+    checks = [_parse_check(number, i, c, where) for i, c in enumerate(data["checks"])]
+    if not 1 <= len(checks) <= MAX_CHECKS:
+        raise LessonError(f"{where}: between 1 and {MAX_CHECKS} checks")
     look_at = list(data.get("look_at", []))
     for item in look_at:
         if not all(k in item for k in ("control", *LANGS)):
             raise LessonError(f"{where}: every look_at needs control, en and zh")
-    return Lesson(number=int(data["number"]), slug=str(data["slug"]), title=_bilingual(data, "title", where),
-                  text=_bilingual(data, "text", where), preset=preset, look_at=look_at, quiz=quiz,
-                  claims=list(data.get("claims", [])))
+    text = _bilingual(data, "text", where)
+    try:
+        experiments = [parse_experiment(e) for e in data.get("experiments", [])]
+    except (KeyError, TypeError, ValueError) as e:
+        raise LessonError(f"{where}: experiment: {e}") from None
+    n_screens = len([s for s in text["en"].split("\n---\n") if s.strip()])
+    for e in experiments:
+        if not 1 <= e.screen <= n_screens:
+            raise LessonError(f"{where}: experiment {e.id!r} is on screen {e.screen}, the lesson has {n_screens}")
+    return Lesson(number=number, slug=str(data["slug"]), title=_bilingual(data, "title", where), text=text,
+                  preset=preset, look_at=look_at, checks=checks, experiments=experiments,
+                  claims=list(data.get("claims", [])), inputs=[str(x) for x in data.get("inputs", [])])
 
 
 def load_lessons(folder: Path | None = None) -> list[Lesson]:
     folder = folder or LESSON_DIR
     lessons = []
-    for path in sorted(folder.glob("*.toml")):
+    for path in sorted(folder.glob("[0-9]*.toml")):
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
@@ -120,3 +195,19 @@ def load_lessons(folder: Path | None = None) -> list[Lesson]:
     if len(set(numbers)) != len(numbers):
         raise LessonError("two lessons share a number")
     return sorted(lessons, key=lambda lesson: lesson.number)
+
+
+GLOSSARY = LESSON_DIR / "glossary.toml"
+
+
+@dataclass(frozen=True)
+class Term:
+    en: str
+    zh: str
+    avoid: tuple[str, ...] = ()   # regular expressions: spellings Chinese text must not use
+
+
+def load_glossary(path: Path | None = None) -> list[Term]:
+    """The terms the lessons and the app share (``lessons/glossary.toml``)."""
+    data = tomllib.loads((path or GLOSSARY).read_text(encoding="utf-8"))
+    return [Term(t["en"], t["zh"], tuple(t.get("avoid", ()))) for t in data.get("terms", [])]

@@ -21,11 +21,15 @@ def test_lesson_is_complete_in_both_languages(lesson):
     for lang in ("en", "zh"):
         assert lesson.title[lang].strip()
         assert len(lesson.screens(lang)) >= 2, "teacher mode needs at least two screens"
-        assert lesson.quiz["question"][lang].strip() and lesson.quiz["explain"][lang].strip()
+        for check in lesson.checks:
+            assert check.question[lang].strip() and all(c.text[lang].strip() and c.why[lang].strip()
+                                                         for c in check.choices)
     assert len(lesson.screens("en")) == len(lesson.screens("zh")), "screens must line up across languages"
     assert isinstance(lesson.settings(), SamplingSettings)
     assert lesson.look_at, "a lesson points at something on screen"
-    assert lesson.check_answer(lesson.quiz["answer"]) and not lesson.check_answer(lesson.quiz["answer"] + 1)
+    for i, check in enumerate(lesson.checks):
+        assert lesson.check_answer(i, check.answer)
+        assert not any(lesson.check_answer(i, j) for j in range(len(check.choices)) if j != check.answer)
 
 
 def test_every_claim_has_a_live_check():
@@ -37,9 +41,10 @@ def test_every_claim_has_a_live_check():
 
 def test_malformed_lessons_are_refused():
     good = {"number": 1, "slug": "x", "title": {"en": "a", "zh": "b"}, "text": {"en": "a", "zh": "b"},
-            "preset": {"tab": "explorer"}, "quiz": {"question": {"en": "q", "zh": "q"},
-                                                    "choices": {"en": ["a", "b"], "zh": ["a", "b"]},
-                                                    "answer": 0, "explain": {"en": "e", "zh": "e"}}}
+            "preset": {"tab": "explorer"},
+            "checks": [{"question": {"en": "q", "zh": "q"},
+                        "choices": [{"en": "a", "zh": "a", "right": True, "why": {"en": "e", "zh": "e"}},
+                                    {"en": "b", "zh": "b", "why": {"en": "e", "zh": "e"}}]}]}
     parse_lesson(good)
     with pytest.raises(LessonError, match="zh"):
         parse_lesson({**good, "title": {"en": "only english"}})
@@ -47,5 +52,8 @@ def test_malformed_lessons_are_refused():
         parse_lesson({**good, "preset": {"tab": "nowhere"}})
     with pytest.raises(LessonError, match="settings"):
         parse_lesson({**good, "preset": {"settings": {"top_p": 7}}})
-    with pytest.raises(LessonError, match="answer"):
-        parse_lesson({**good, "quiz": {**good["quiz"], "answer": 5}})
+    two_right = [{**c, "right": True} for c in good["checks"][0]["choices"]]
+    with pytest.raises(LessonError, match="right answer"):
+        parse_lesson({**good, "checks": [{**good["checks"][0], "choices": two_right}]})
+    with pytest.raises(LessonError, match="why"):
+        parse_lesson({**good, "checks": [{**good["checks"][0], "choices": [{"en": "a", "zh": "a", "right": True}]}]})

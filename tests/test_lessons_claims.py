@@ -150,6 +150,33 @@ def _orders(smollm, gemma):
     assert kept == {"transformers": 16, "vllm": 12, "llama.cpp": 3}
 
 
+@check("minp-after-T-is-minp-power-T")
+def _minp_power(smollm, gemma):
+    """min-p m after temperature T keeps what min-p m^T keeps before it: through the engine's stages
+    (transformers heats first, llama.cpp cuts first) and by hand on the live logits."""
+    after = SamplingSettings(temperature=2.0, min_p=0.1, order="transformers", seed=0)
+    before = SamplingSettings(temperature=2.0, min_p=0.01, order="llama.cpp", seed=0)
+    k_after = Stepper.from_prompt(smollm, POEM, True, after).step().kept_final
+    k_before = Stepper.from_prompt(smollm, POEM, True, before).step().kept_final
+    z = first_logits(smollm, POEM, True).double()
+    hot = stats.probs(z / 2.0)
+    raw = stats.probs(z)
+    set_after = set(torch.nonzero(hot >= 0.1 * hot.max()).flatten().tolist())
+    set_before = set(torch.nonzero(raw >= 0.01 * raw.max()).flatten().tolist())
+    assert set_after == set_before and k_after == k_before == len(set_after)
+
+
+@check("topk-order-free")
+def _topk_orders(smollm, gemma):
+    tops = {}
+    for order in ("transformers", "vllm", "llama.cpp"):
+        t = Stepper.from_prompt(smollm, POEM, True, SamplingSettings(temperature=2.0, top_k=40, order=order, seed=0),
+                                top_n=40).step()
+        assert t.kept_final == 40
+        tops[order] = {r.token_id for r in t.top if r.p_final > 0}
+    assert tops["transformers"] == tops["vllm"] == tops["llama.cpp"] and len(tops["vllm"]) == 40
+
+
 CODE = LESSONS["penalties"].preset["prompt"] if "penalties" in LESSONS else ""
 
 
@@ -422,6 +449,24 @@ def _penalty_sweep(smollm, gemma):
     live = run_cell(smollm, task, problems, Cell(0.7, "none", "rep"), config)
     assert [o.correct for o in live.outcomes] == [o["correct"] for o in cells["rep"]["outcomes"][:2]]
     assert [o.answers for o in live.outcomes] == [o["answers"] for o in cells["rep"]["outcomes"][:2]]
+
+
+# ----------------------------------------------------------------------------- every lesson experiment
+EXPERIMENTS = {f"{les.number}/{e.id}": e for les in LESSONS.values() for e in les.experiments}
+
+
+@pytest.mark.parametrize("key", sorted(EXPERIMENTS))
+def test_experiment_gives_its_tested_values(key, smollm, gemma):
+    """Each screen experiment, run as the tab runs it, gives the values its lesson states as tested
+    (they are what the learner sees if a run fails, and what its reveal text quotes)."""
+    from decoding_lab import lesson_runs
+    exp = EXPERIMENTS[key]
+    got = lesson_runs.run(exp, {"smollm2-135m-instruct": smollm, "gemma-3-270m": gemma}.__getitem__).values
+    for k, want in exp.expect.items():
+        if isinstance(want, (int, float)) and not isinstance(want, bool):
+            assert got[k] == pytest.approx(want, abs=exp.tolerance or 1e-9), (k, got[k])
+        else:
+            assert got[k] == want, (k, got[k])
 
 
 # Defined last, so that every check above is registered before parametrisation.

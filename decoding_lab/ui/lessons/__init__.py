@@ -1,6 +1,6 @@
-"""Lessons: read a lesson (English or Chinese), load its experiment in one click, answer its
-question, and track progress. Teacher mode shows one idea per screen in large type for projecting
-in class.
+"""Lessons: read a lesson screen by screen (English or Chinese), predict and then run each screen's
+experiment on the live model, answer its checks, and track the checks passed. Teacher mode shows
+one idea per screen in large type for projecting in class, paged with the keyboard.
 
 ``build(ctx)`` lays out and wires the tab's own events (and, through ``ctx.page``, the progress
 restore on page load, ``lesson_restore_progress``). The page wires "Load this experiment"
@@ -37,13 +37,13 @@ def build(ctx: TabContext) -> TabUI:
                                 loaded_message=loaded_message)
         return TabUI(name="lessons", parts=parts)
     ui = layout.build(ctx.lang, lessons)
-    events = handlers.wire(ui, ctx.lang_state, ctx.page)
+    events = handlers.wire(ui, ctx.lang_state, ctx.page, ctx.jobs)
     ui.loaded_message = loaded_message
     return TabUI(
         name="lessons",
-        states=[ui.current, ui.done],
+        states=handlers.state_inputs(ui),
         views=outputs(ui),
-        relabel=lambda lang, number, done: handlers.relabel(ui, lang, number, done),
+        relabel=lambda lang, *states: handlers.relabel(ui, lang, *states),
         relabel_private=True,    # its progress lives in a gr.BrowserState, kept out of set_language's API
         fill=None,
         events=events,

@@ -1,20 +1,26 @@
-"""The Lessons tab's own events: open a lesson, page through teacher mode, check an answer (progress
-kept in the browser), and restore that progress when the page loads. Loading a lesson's preset into
-another tab is the page's (it calls that tab's ``fill``)."""
+"""The Lessons tab's own events: open a lesson, page through its screens (buttons or keys), switch
+teacher mode, run a screen's experiment once a prediction is made, check an answer (progress kept in
+the browser), and restore progress when the page loads. Loading a lesson's preset into another tab
+is the page's (it calls that tab's ``fill``)."""
 
 from __future__ import annotations
 
+import secrets
 from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
+from decoding_lab import lesson_runs
 from decoding_lab.errors import SettingsError
 from decoding_lab.lessons import Lesson
 from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.tab import inputs_of, named
+from decoding_lab.ui.lessons import checks as C
+from decoding_lab.ui.lessons.keys import PAGING_JS
 from decoding_lab.ui.lessons.strings import tr
-from decoding_lab.ui.lessons.views import lesson_lang, outputs, picker_choices, teacher_screen, views
+from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, outputs, views
 
 
 def lesson_of(ui: SimpleNamespace, lang: str, number: Any) -> Lesson:
@@ -25,70 +31,110 @@ def lesson_of(ui: SimpleNamespace, lang: str, number: Any) -> Lesson:
         raise SettingsError(tr(lang, "no_lesson", number=number)) from None
 
 
-def relabel(ui: SimpleNamespace, lang: str, number: Any, done: list[int] | None) -> dict:
+def relabel(ui: SimpleNamespace, lang: str, number: Any, screen: Any, done: list[str] | None, learner: str | None,
+            runs: dict | None, teacher: bool) -> dict:
     """The lesson on screen in ``lang``, with this browser's progress."""
-    return views(ui, lang, number, 0, done)
+    return views(ui, lang, number, screen, done, learner, runs, teacher)
 
 
-def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None) -> dict[str, Any]:
+def state_inputs(ui: SimpleNamespace) -> list[Any]:
+    """What ``relabel`` reads after the language: lesson, screen, progress, learner, runs, teacher mode."""
+    return [ui.current, ui.screen, ui.done, ui.learner, ui.runs, ui.teacher]
+
+
+def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict | None) -> tuple[dict | None, str]:
+    """Run the screen's experiment for a learner who has predicted ``guess``; returns the new runs and
+    a message (empty when it ran). A failed run shows the tested values, marked as such."""
+    exp = les.experiment_on(screen)
+    if exp is None:
+        return None, ""
+    if guess is None or guess == "":
+        return None, tr(lang, "guess_first")
+    run: dict[str, Any] = {"guess": guess}
+    try:
+        result = lesson_runs.run(exp)
+        run.update(values=result.values, top=result.top, seconds=result.seconds)
+    except Exception as e:  # noqa: BLE001 - any failure falls back to the tested values, said so on screen
+        run.update(values=dict(exp.expect), top=[], seconds=0.0, error=str(e).splitlines()[0][:200])
+    return {**(runs or {}), f"{les.number}/{exp.id}": run}, ""
+
+
+def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJobs | None = None) -> dict[str, Any]:
     """Tab-local events; with ``page`` (the ``gr.Blocks``) also the progress restore on page load."""
     outs = outputs(ui)
     events: dict[str, Any] = {}
+    common = {"lang": lang_state, "number": ui.current, "screen": ui.screen, "done": ui.done,
+              "learner": ui.learner, "runs": ui.runs, "teacher": ui.teacher}
+
+    def show(v: dict[str, Any], **over: Any) -> dict:
+        w = {**v, **over}
+        return views(ui, w["lang"], w["number"], w["screen"], w["done"], w["learner"], w["runs"], w["teacher"])
 
     @guarded
     def on_pick(v: dict[str, Any]) -> dict:
-        les = lesson_of(ui, v["lang"], v["number"])
-        return {ui.current: les.number, ui.screen: 0, **views(ui, v["lang"], les.number, 0, v["done"])}
+        les = lesson_of(ui, v["lang"], v["pick"])
+        return {ui.current: les.number, ui.screen: 0, **show(v, number=les.number, screen=0)}
 
-    inputs, names = inputs_of({"lang": lang_state, "number": ui.picker, "done": ui.done})
+    inputs, names = inputs_of({**common, "pick": ui.picker})
     events["open"] = ui.picker.input(named(on_pick, names), inputs, [ui.current, ui.screen, *outs],
                                      api_name="lesson_open")
 
-    def on_teacher(v: dict[str, Any]) -> dict:
-        on = bool(v["on"])
-        return {ui.reading: gr.update(visible=not on), ui.teacher_view: gr.update(visible=on)}
-
-    ui.teacher.change(named(on_teacher, ["on"]), [ui.teacher], [ui.reading, ui.teacher_view],
-                      api_visibility="private")
+    inputs, names = inputs_of(common)
+    events["teacher"] = ui.teacher.change(named(show, names), inputs, outs, api_visibility="private")
 
     def move(delta: int):
         @guarded
         def on_move(v: dict[str, Any]) -> dict:
-            lang = v["lang"]
-            les = lesson_of(ui, lang, v["number"])
-            n = len(les.screens(lesson_lang(lang)))
-            screen = max(0, min(int(v["screen"] or 0) + delta, n - 1))
-            text, counter = teacher_screen(les, lang, screen)
-            return {ui.screen: screen, ui.teacher_text: text, ui.counter: counter}
+            les = lesson_of(ui, v["lang"], v["number"])
+            screen = clamp_screen(les, int(v["screen"] or 0) + delta)
+            return {ui.screen: screen, **show(v, screen=screen)}
         return on_move
 
-    inputs, names = inputs_of({"lang": lang_state, "number": ui.current, "screen": ui.screen})
     for btn, delta, name in ((ui.prev, -1, "lesson_prev"), (ui.next, 1, "lesson_next")):
-        events[name] = btn.click(named(move(delta), names), inputs, [ui.screen, ui.teacher_text, ui.counter],
-                                 api_name=name)
+        # a key held or pressed twice quickly: run the latest press after the current one, never drop it
+        events[name] = btn.click(named(move(delta), names), inputs, [ui.screen, *outs], api_name=name,
+                                 trigger_mode="always_last")
 
     @guarded
-    def on_check(v: dict[str, Any]) -> dict:
-        lang, done, choice = v["lang"], v["done"], v["choice"]
-        les = lesson_of(ui, lang, v["number"])
-        if choice is None:
-            return {ui.feedback: tr(lang, "choose"), ui.done: done, ui.progress: gr.update(), ui.picker: gr.update()}
-        right = les.check_answer(int(choice))
-        done = sorted(set(done or []) | ({les.number} if right else set()))
-        msg = (tr(lang, "right") if right else tr(lang, "wrong")) + les.quiz["explain"][lesson_lang(lang)]
-        return {ui.feedback: msg, ui.done: done,
-                ui.progress: tr(lang, "progress", done=len(done), total=len(ui.lessons)),
-                ui.picker: gr.update(choices=picker_choices(list(ui.lessons.values()), lang, done), value=les.number)}
+    def on_run(v: dict[str, Any]) -> dict:
+        lang, les = v["lang"], lesson_of(ui, v["lang"], v["number"])
+        exp = les.experiment_on(clamp_screen(les, v["screen"]))
+        guess = v["guess_number"] if exp is not None and exp.predict.kind == "number" else v["guess"]
+        runs, msg = run_experiment(les, clamp_screen(les, v["screen"]), guess, lang, v["runs"])
+        if runs is None:
+            return {ui.runs: v["runs"] or {}, ui.exp_out: msg}
+        shown = experiment_views(ui, les, lang, clamp_screen(les, v["screen"]), runs, v["teacher"])
+        return {ui.runs: runs, **shown}
 
-    inputs, names = inputs_of({"lang": lang_state, "number": ui.current, "choice": ui.answer, "done": ui.done})
-    events["check"] = ui.check.click(named(on_check, names), inputs, [ui.feedback, ui.done, ui.progress, ui.picker],
-                                     api_name="lesson_check")
+    run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot]
+    inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number})
+    events["run"] = ui.run.click(gated(named(on_run, names), jobs), inputs, run_outs, api_name="lesson_run",
+                                 concurrency_id="model")
 
-    if page is not None:  # lesson progress kept in the browser comes back when the page opens
-        def on_restore_progress(v: dict[str, Any]) -> dict:
-            return views(ui, v["lang"], v["number"], 0, v["done"])
+    for i, slot in enumerate(ui.slots):
+        def on_check(v: dict[str, Any], i: int = i, slot: SimpleNamespace = slot) -> dict:
+            lang, les = v["lang"], lesson_of(ui, v["lang"], v["number"])
+            if i >= len(les.checks):
+                return {slot.feedback: "", ui.done: v["done"] or [], ui.progress: gr.update(), ui.picker: gr.update()}
+            msg, done = C.answer(les, i, v["choice"], lang, v["done"])
+            full = views(ui, lang, les.number, v["screen"], done, v["learner"], v["runs"], v["teacher"])
+            return {slot.feedback: msg, ui.done: done, ui.progress: full[ui.progress], ui.picker: full[ui.picker]}
 
-        inputs, names = inputs_of({"lang": lang_state, "number": ui.current, "done": ui.done})
-        events["restore"] = page.load(named(on_restore_progress, names), inputs, outs,
+        inputs, names = inputs_of({**common, "choice": slot.answer})
+        events[f"check_{i}"] = slot.check.click(named(guarded(on_check), names), inputs,
+                                                [slot.feedback, ui.done, ui.progress, ui.picker],
+                                                api_name=f"lesson_check_{i + 1}")
+
+    if page is not None:  # progress kept in the browser comes back when the page opens; paging keys
+        def on_restore(v: dict[str, Any]) -> dict:
+            learner = v["learner"] or secrets.token_hex(6)   # a first visit: a new shuffle seed
+            return {ui.learner: learner, **show(v, learner=learner)}
+
+        inputs, names = inputs_of(common)
+        events["restore"] = page.load(named(on_restore, names), inputs, [ui.learner, *outs],
                                       api_name="lesson_restore_progress")
+        page.load(None, None, None, js=PAGING_JS)
     return events
+
+
+__all__ = ["wire", "relabel", "state_inputs", "lesson_of", "run_experiment", "lesson_lang"]

@@ -1,7 +1,8 @@
-"""The Lessons tab's components: the lesson picker and progress, the reading view or teacher mode
-(one idea per screen, large type, for projecting in class), the pointers, "Load this experiment"
-and the question. Progress lives in the visitor's browser (``gr.BrowserState``), so it survives a
-reload and is never shared between visitors."""
+"""The Lessons tab's components, top to bottom: the teacher-mode switch; the lesson list and progress
+beside one screen of the lesson; the screen's experiment (a prediction, a Run button, the result
+beside the guess, and a picture of the run); the pager; the pointers, "open the set-up" and the
+checks. Progress and the learner's shuffle seed live in the visitor's browser (``gr.BrowserState``),
+so they survive a reload and are never shared between visitors."""
 
 from __future__ import annotations
 
@@ -10,41 +11,52 @@ from types import SimpleNamespace
 import gradio as gr
 
 from decoding_lab.lessons import Lesson
+from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons import views as V
+from decoding_lab.ui.lessons.glossary_view import glossary_markdown
 from decoding_lab.ui.lessons.strings import tr
 
-PROGRESS_KEY = "decoding-lab-lessons-done"
+PROGRESS_KEY = "decoding-lab-checks-passed"
+LEARNER_KEY = "decoding-lab-learner"
 
 
 def build(lang: str, lessons: list[Lesson]) -> SimpleNamespace:
-    """The tab showing the first of ``lessons`` (at least one)."""
+    """The tab showing the first screen of the first of ``lessons`` (at least one)."""
     first = lessons[0]
-    ui = SimpleNamespace(lessons={les.number: les for les in lessons}, order=[les.number for les in lessons])
+    ui = SimpleNamespace(lessons={les.number: les for les in lessons}, order=[les.number for les in lessons],
+                         total_checks=sum(len(les.checks) for les in lessons))
     ui.current = gr.State(first.number)      # the lesson on screen: what "Load this experiment" loads
-    ui.screen = gr.State(0)                  # the teacher-mode screen
-    ui.done = gr.BrowserState([], storage_key=PROGRESS_KEY)
-    with gr.Row():
-        with gr.Column(scale=1, min_width=260):
+    ui.screen = gr.State(0)                  # its screen
+    ui.runs = gr.State({})                   # "lesson/experiment" -> the learner's run (guess and values)
+    ui.done = gr.BrowserState([], storage_key=PROGRESS_KEY)        # ids of the checks passed
+    ui.learner = gr.BrowserState("", storage_key=LEARNER_KEY)      # seeds the order of the choices
+    ui.teacher = gr.Checkbox(False, label=tr(lang, "teacher"), elem_id="teacher-mode")
+    with gr.Row(elem_id="lesson-row"):
+        with gr.Column(scale=1, min_width=260, elem_id="lesson-side") as ui.side:
             ui.picker = gr.Radio(V.picker_choices(lessons, lang, []), value=first.number, label=tr(lang, "pick"),
                                  elem_id="lesson-picker")
-            ui.progress = gr.Markdown(V.progress_markdown(lang, [], len(lessons)), elem_id="lesson-progress")
-            ui.teacher = gr.Checkbox(False, label=tr(lang, "teacher"), elem_id="teacher-mode")
-        with gr.Column(scale=3):
-            with gr.Column(visible=True, elem_id="lesson-reading") as ui.reading:
-                ui.text = gr.Markdown(V.lesson_markdown(first, lang), elem_id="lesson-text", latex_delimiters=[])
-            with gr.Column(visible=False, elem_id="teacher-view") as ui.teacher_view:
-                screen, counter = V.teacher_screen(first, lang, 0)
-                ui.teacher_text = gr.Markdown(screen, elem_id="teacher-text", latex_delimiters=[])
-                with gr.Row():
-                    ui.prev = gr.Button(tr(lang, "prev"), elem_id="teacher-prev")
-                    ui.counter = gr.Markdown(counter, elem_id="teacher-counter")
-                    ui.next = gr.Button(tr(lang, "next"), elem_id="teacher-next")
+            ui.progress = gr.Markdown(V.progress_markdown(lang, [], ui.total_checks), elem_id="lesson-progress")
+            with gr.Accordion(tr(lang, "glossary"), open=False, elem_id="lesson-glossary") as ui.glossary_box:
+                ui.glossary = gr.Markdown(glossary_markdown(lang), elem_id="lesson-glossary-text")
+        with gr.Column(scale=3, elem_id="lesson-main"):
+            text, counter = V.screen_markdown(first, lang, 0)
+            ui.text = gr.Markdown(text, elem_id="lesson-text", latex_delimiters=[])
+            with gr.Row(visible=False, elem_id="lesson-exp", equal_height=False) as ui.exp:
+                with gr.Column(scale=1, min_width=320):   # predict, run, and the guess beside the result
+                    ui.exp_q = gr.Markdown("", elem_id="lesson-predict")
+                    ui.guess = gr.Radio([], value=None, label=tr(lang, "your_guess"), elem_id="lesson-guess")
+                    ui.guess_number = gr.Number(None, label=tr(lang, "your_guess"), visible=False,
+                                                elem_id="lesson-guess-number")
+                    ui.run = gr.Button(tr(lang, "run"), variant="primary", elem_id="lesson-run")
+                    ui.exp_out = gr.Markdown("", elem_id="lesson-result", latex_delimiters=[])
+                with gr.Column(scale=1, min_width=320):   # the picture of the learner's run
+                    ui.exp_plot = gr.Plot(visible=False, show_label=False, elem_id="lesson-plot")
+            with gr.Row(elem_id="teacher-pager"):
+                ui.prev = gr.Button(tr(lang, "prev"), elem_id="teacher-prev")
+                ui.counter = gr.Markdown(counter, elem_id="teacher-counter")
+                ui.next = gr.Button(tr(lang, "next"), elem_id="teacher-next")
             ui.look = gr.Markdown(V.look_markdown(first, lang), elem_id="lesson-look")
-            ui.load = gr.Button(tr(lang, "load"), variant="primary", elem_id="lesson-load")
+            ui.load = gr.Button(tr(lang, "load"), elem_id="lesson-load")
             ui.loaded = gr.Markdown("", elem_id="lesson-loaded")
-            with gr.Group():
-                ui.question = gr.Markdown(V.question_markdown(first, lang), elem_id="lesson-question")
-                ui.answer = gr.Radio(V.quiz_choices(first, lang), value=None, show_label=False, elem_id="lesson-quiz")
-                ui.check = gr.Button(tr(lang, "check"), elem_id="lesson-check")
-                ui.feedback = gr.Markdown("", elem_id="lesson-feedback")
+            C.build_slots(ui)
     return ui

@@ -6,24 +6,50 @@ from __future__ import annotations
 from decoding_lab.ui.common.i18n import Namespace, register
 
 EN: dict[str, str] = {
-    "pick": "Lessons", "teacher": "Teacher mode (large type, one idea per screen)", "prev": "◀ Previous",
-    "next": "Next ▶", "load": "Load this experiment", "look": "What to look at", "quiz": "Question",
-    "check": "Check my answer", "right": "✅ Right. ", "wrong": "❌ Not quite. ", "choose": "Pick an answer first.",
-    "progress": "Progress: {done} of {total} lessons answered", "screen": "Screen {i} of {n}",
+    "pick": "Lessons", "teacher": "Teacher mode: large type, one idea per screen (← → or PageUp / PageDown to page)",
+    "prev": "◀ Previous", "next": "Next ▶", "load": "Open this lesson's setup in its tab", "look": "What to look at",
+    "checks": "Check your understanding", "check": "Check", "check_n": "Question {i} of {n}",
+    "transfer": "(a new situation: the text does not say this in so many words)",
+    "right": "✔ Right. ", "wrong": "✘ Not this one. ", "choose": "Pick an answer first.",
+    "progress": "Checks passed: {done} of {total}", "screen": "Screen {i} of {n}",
     "loaded": "Loaded: **{title}**. The {tab} tab now holds its model, prompt and settings.",
     "explorer": "Explorer", "compare": "Compare", "beam": "Beam search", "grammar": "Grammar",
     "multisample": "Many samples", "determinism": "Temperature 0",
     "unavailable": "Lessons unavailable: {error}", "no_lesson": "no lesson numbered {number!r}",
+    # predict, then see
+    "predict": "**Predict first.** {question}", "your_guess": "Your prediction", "run": "Run it on the live model",
+    "guess_first": "Make your prediction first (pick or type it), then run.",
+    "result_head": "**Your prediction:** {guess} · **live result:** {live}",
+    "pick_right": "✔ Your prediction matches the live run.", "pick_wrong": "✘ The live run disagrees: {live}.",
+    "number_diff": "You guessed {guess}; the model gave {live}.",
+    "fallback": "(The live run failed, so these are the values measured when the lesson was tested: {error})",
+    "took": "ran in {s:.1f} s on {model}",
+    "plot_guess": "your prediction", "plot_raw": "p raw (T = 1)", "plot_final": "p after the stages",
+    "plot_value": "live value", "plot_pick": "your pick",
+    "glossary": "Glossary (English ↔ 中文)",
 }
 
 ZH: dict[str, str] = {
-    "pick": "课程", "teacher": "教师模式（大字号，每屏一个要点）", "prev": "◀ 上一屏", "next": "下一屏 ▶",
-    "load": "载入本课实验", "look": "看哪里", "quiz": "问题", "check": "检查答案", "right": "✅ 正确。",
-    "wrong": "❌ 不太对。", "choose": "请先选一个答案。", "progress": "进度：已完成 {done} / {total} 课",
-    "screen": "第 {i} / {n} 屏", "loaded": "已载入：**{title}**。{tab}页已设好它的模型、提示和参数。",
+    "pick": "课程", "teacher": "教师模式：大字号，每屏一个要点（← → 或 PageUp / PageDown 翻页）",
+    "prev": "◀ 上一屏", "next": "下一屏 ▶", "load": "在对应页面打开本课的设置", "look": "看哪里",
+    "checks": "检验一下", "check": "检查", "check_n": "第 {i} / {n} 题",
+    "transfer": "（新情境：正文没有直接写出答案）",
+    "right": "✔ 正确。", "wrong": "✘ 不是这个。", "choose": "请先选一个答案。",
+    "progress": "已通过的检验：{done} / {total}", "screen": "第 {i} / {n} 屏",
+    "loaded": "已载入：**{title}**。{tab}页已设好它的模型、提示词和参数。",
     "explorer": "探索", "compare": "对比", "beam": "束搜索", "grammar": "语法约束", "multisample": "多次采样",
     "determinism": "温度 0",
     "unavailable": "课程不可用：{error}", "no_lesson": "没有编号为 {number!r} 的课程",
+    "predict": "**先预测。** {question}", "your_guess": "你的预测", "run": "在实时模型上运行",
+    "guess_first": "请先做出预测（选择或填写），再运行。",
+    "result_head": "**你的预测：** {guess} · **实际结果：** {live}",
+    "pick_right": "✔ 你的预测与实际运行一致。", "pick_wrong": "✘ 实际运行的结果不同：{live}。",
+    "number_diff": "你猜的是 {guess}；模型给出的是 {live}。",
+    "fallback": "（实时运行失败，以下是测试本课时测得的数值：{error}）",
+    "took": "在 {model} 上运行，用时 {s:.1f} 秒",
+    "plot_guess": "你的预测", "plot_raw": "原始 p（T = 1）", "plot_final": "各阶段之后的 p",
+    "plot_value": "实际值", "plot_pick": "你选的",
+    "glossary": "术语表（English ↔ 中文）",
 }
 
 register("lessons", EN, ZH)

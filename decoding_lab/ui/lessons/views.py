@@ -1,6 +1,7 @@
-"""What the Lessons tab shows for one lesson in one language: the picker (✓ for answered lessons), the
-text, one teacher-mode screen, the pointers and the question. Lesson content is data
-(``lessons/*.toml``, read by ``decoding_lab.lessons``); this module only lays it out as Markdown."""
+"""What the Lessons tab shows for one lesson, one screen and one language: the picker (✓ for a lesson
+whose checks are all passed), the screen's text and its experiment, the pointers and the checks.
+Teacher mode hides everything but the screen, its experiment and the pager. Lesson content is
+data (``lessons/*.toml``, read by ``decoding_lab.lessons``); this module only lays it out."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Any
 
 import gradio as gr
 
+from decoding_lab.lesson_runs import Experiment
 from decoding_lab.lessons import Lesson
 from decoding_lab.ui.common.i18n import norm_lang
+from decoding_lab.ui.lessons import checks as C
+from decoding_lab.ui.lessons.figures import experiment_figure, shown
 from decoding_lab.ui.lessons.strings import tr
 
 
@@ -19,15 +23,26 @@ def lesson_lang(lang: str) -> str:
     return "zh" if norm_lang(lang) == "zh" else "en"
 
 
-def picker_choices(lessons: list[Lesson], lang: str, done: list[int] | None) -> list[tuple[str, int]]:
-    done_set = set(done or [])
-    return [(("✓ " if les.number in done_set else "") + f"{les.number}. {les.title[lesson_lang(lang)]}", les.number)
-            for les in lessons]
+def picker_choices(lessons: list[Lesson], lang: str, passed: list[str] | None) -> list[tuple[str, int]]:
+    ok = set(passed or [])
+    return [(("✓ " if all(c.id in ok for c in les.checks) else "") + f"{les.number}. {les.title[lesson_lang(lang)]}",
+             les.number) for les in lessons]
 
 
-def lesson_markdown(les: Lesson, lang: str) -> str:
+def screen_markdown(les: Lesson, lang: str, i: int) -> tuple[str, str]:
+    """The title and screen ``i``'s text, and the "Screen i of n" counter."""
     lg = lesson_lang(lang)
-    return f"## {les.number}. {les.title[lg]}\n\n" + "\n\n".join(les.screens(lg))
+    screens = les.screens(lg)
+    i = clamp_screen(les, i)
+    return f"## {les.number}. {les.title[lg]}\n\n{screens[i]}", tr(lang, "screen", i=i + 1, n=len(screens))
+
+
+def clamp_screen(les: Lesson, i: Any) -> int:
+    try:
+        i = int(i or 0)
+    except (TypeError, ValueError):
+        i = 0
+    return max(0, min(i, len(les.screens("en")) - 1))
 
 
 def look_markdown(les: Lesson, lang: str) -> str:
@@ -35,22 +50,8 @@ def look_markdown(les: Lesson, lang: str) -> str:
     return f"**{tr(lang, 'look')}**\n\n" + "\n".join(f"- {item[lg]}" for item in les.look_at)
 
 
-def teacher_screen(les: Lesson, lang: str, i: int) -> tuple[str, str]:
-    screens = les.screens(lesson_lang(lang))
-    i = max(0, min(i, len(screens) - 1))
-    return f"### {les.title[lesson_lang(lang)]}\n\n{screens[i]}", tr(lang, "screen", i=i + 1, n=len(screens))
-
-
-def question_markdown(les: Lesson, lang: str) -> str:
-    return f"**{tr(lang, 'quiz')}** " + les.quiz["question"][lesson_lang(lang)]
-
-
-def quiz_choices(les: Lesson, lang: str) -> list[tuple[str, int]]:
-    return [(c, i) for i, c in enumerate(les.quiz["choices"][lesson_lang(lang)])]
-
-
-def progress_markdown(lang: str, done: list[int] | None, total: int) -> str:
-    return tr(lang, "progress", done=len(set(done or [])), total=total)
+def progress_markdown(lang: str, passed: list[str] | None, total: int) -> str:
+    return tr(lang, "progress", done=len(set(passed or [])), total=total)
 
 
 def loaded_message(lang: str, lesson: Lesson, tab_id: str) -> str:
@@ -58,27 +59,97 @@ def loaded_message(lang: str, lesson: Lesson, tab_id: str) -> str:
     return tr(lang, "loaded", title=lesson.title.get(lesson_lang(lang), lesson.title["en"]), tab=tr(lang, tab_id))
 
 
+# ----------------------------------------------------------------------------- the screen's experiment
+def guess_choices(exp: Experiment, lg: str) -> list[tuple[str, str]]:
+    if exp.predict.kind == "value":
+        return [(c[lg], str(c["value"])) for c in exp.predict.choices]
+    return [(v.label[lg], v.key) for v in exp.variants]
+
+
+def shown_value(exp: Experiment, value: Any, lg: str) -> str:
+    if exp.predict.kind == "value":   # a token or a text: name it the way the choices do
+        label = next((c[lg] for c in exp.predict.choices if str(c["value"]) == str(value)), None)
+        return label or shown(str(value))
+    return exp.formatted({"v": value})["v"] if isinstance(value, (int, float)) else shown(str(value))
+
+
+def result_markdown(exp: Experiment, run: dict[str, Any], lang: str) -> str:
+    """The learner's guess beside the live result, then the screen's reveal filled from the run."""
+    lg = lesson_lang(lang)
+    values, guess = run["values"], run.get("guess")
+    if exp.predict.kind in ("min", "max"):
+        nums = {k: v for k, v in values.items() if isinstance(v, (int, float))}
+        best = (min if exp.predict.kind == "min" else max)(nums, key=nums.get)
+        label = dict(guess_choices(exp, lg))
+        names = {v: k for k, v in label.items()}
+        live = names.get(best, best)
+        guess_text = names.get(str(guess), str(guess))
+    else:
+        live = shown_value(exp, values.get(exp.predict.of), lg)
+        guess_text = shown_value(exp, guess, lg) if exp.predict.kind == "value" else str(guess)
+    head = tr(lang, "result_head", guess=guess_text, live=live)
+    verdict = exp.predict.verdict(guess, values)
+    line = (tr(lang, "pick_right") if verdict else tr(lang, "pick_wrong", live=live)) if verdict is not None else \
+        tr(lang, "number_diff", guess=guess_text, live=live)
+    reveal = exp.fill(exp.reveal[lg], values)
+    note = tr(lang, "fallback", error=run["error"]) if run.get("error") else \
+        f"*{tr(lang, 'took', s=run.get('seconds', 0.0), model=exp.model if exp.kind != 'sweep' else exp.file)}*"
+    return f"{head}\n\n{line}\n\n{reveal}\n\n{note}"
+
+
+def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, runs: dict | None,
+                     teacher: bool) -> dict:
+    """The experiment block of ``screen``: hidden when the screen has none; with its run if there is one."""
+    exp = les.experiment_on(screen)
+    if exp is None:
+        return {ui.exp: gr.update(visible=False), ui.exp_q: "", ui.guess: gr.update(visible=False, value=None),
+                ui.guess_number: gr.update(visible=False, value=None), ui.exp_out: "",
+                ui.exp_plot: gr.update(visible=False, value=None), ui.run: gr.update(value=tr(lang, "run"))}
+    lg = lesson_lang(lang)
+    run = (runs or {}).get(f"{les.number}/{exp.id}")
+    number = exp.predict.kind == "number"
+    guess = run.get("guess") if run else None
+    return {
+        ui.exp: gr.update(visible=True),
+        ui.exp_q: tr(lang, "predict", question=exp.predict.question[lg]),
+        ui.guess: gr.update(visible=not number, choices=[] if number else guess_choices(exp, lg),
+                            value=None if number else guess, label=tr(lang, "your_guess")),
+        ui.guess_number: gr.update(visible=number, value=guess if number else None, label=tr(lang, "your_guess")),
+        ui.run: gr.update(value=tr(lang, "run")),
+        ui.exp_out: result_markdown(exp, run, lang) if run else "",
+        ui.exp_plot: gr.update(visible=bool(run), value=experiment_figure(exp, run, lang, lg, teacher) if run else None),
+    }
+
+
+# ----------------------------------------------------------------------------- everything at once
 def outputs(ui: SimpleNamespace) -> list[Any]:
     """Every component ``views`` writes, in the order of the tab's events' outputs."""
-    return [ui.picker, ui.progress, ui.teacher, ui.text, ui.teacher_text, ui.counter, ui.prev, ui.next, ui.look,
-            ui.load, ui.question, ui.answer, ui.check, ui.feedback, ui.loaded]
+    return [ui.picker, ui.progress, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
+            ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot,
+            *C.outputs(ui)]
 
 
-def views(ui: SimpleNamespace, lang: str, number: Any, screen: int, done: list[int] | None) -> dict:
-    """Everything the tab shows for one lesson, in one language (an unknown number shows the first)."""
+def views(ui: SimpleNamespace, lang: str, number: Any, screen: Any, passed: list[str] | None,
+          learner: str | None = "", runs: dict | None = None, teacher: bool = False) -> dict:
+    """Everything the tab shows for one lesson and screen, in one language (an unknown number shows
+    the first lesson). In teacher mode the list, progress, pointers, set-up button and checks hide."""
     les = ui.lessons.get(_number(number), ui.lessons[ui.order[0]])
-    text, counter = teacher_screen(les, lang, screen)
+    screen = clamp_screen(les, screen)
+    text, counter = screen_markdown(les, lang, screen)
+    teacher = bool(teacher)
     return {
-        ui.picker: gr.update(choices=picker_choices(list(ui.lessons.values()), lang, done), value=les.number,
+        ui.picker: gr.update(choices=picker_choices(list(ui.lessons.values()), lang, passed), value=les.number,
                              label=tr(lang, "pick")),
-        ui.progress: progress_markdown(lang, done, len(ui.lessons)),
+        ui.progress: progress_markdown(lang, passed, ui.total_checks),
+        ui.side: gr.update(visible=not teacher),
         ui.teacher: gr.update(label=tr(lang, "teacher")),
-        ui.text: lesson_markdown(les, lang), ui.teacher_text: text, ui.counter: counter,
+        ui.text: text, ui.counter: counter,
         ui.prev: gr.update(value=tr(lang, "prev")), ui.next: gr.update(value=tr(lang, "next")),
-        ui.look: look_markdown(les, lang), ui.load: gr.update(value=tr(lang, "load")),
-        ui.question: question_markdown(les, lang),
-        ui.answer: gr.update(choices=quiz_choices(les, lang), value=None), ui.check: gr.update(value=tr(lang, "check")),
-        ui.feedback: "", ui.loaded: "",
+        ui.look: gr.update(value=look_markdown(les, lang), visible=not teacher),
+        ui.load: gr.update(value=tr(lang, "load"), visible=not teacher),
+        ui.loaded: gr.update(value="", visible=not teacher),
+        **experiment_views(ui, les, lang, screen, runs, teacher),
+        **C.check_views(ui, les, lang, passed, learner, visible=not teacher),
     }
 
 

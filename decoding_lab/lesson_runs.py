@@ -1,0 +1,215 @@
+"""A lesson screen's live experiment: the learner predicts, the model runs, the guess sits beside
+the result.
+
+An experiment is data (``[[experiments]]`` in a lesson file). It runs one or more *variants*
+(the same prompt with a setting changed) and measures one quantity on each:
+
+* ``kind = "step"``: step a :class:`~decoding_lab.stepper.Stepper` ``steps`` times and read the
+  last step's trace: ``kept`` (tokens the selector could pick), ``margin`` (top-1 − top-2 logit),
+  ``tail`` (mass in tokens with p < 1e-4), ``entropy_T``, ``chosen`` (the token), ``p_raw:TOKEN``,
+  ``p_final:TOKEN``, ``top2_ratio`` (final p of the two best), ``removed:STAGE`` (mass a stage cut);
+* ``kind = "decode"``: run greedy or beam search for ``steps`` tokens and read ``logprob`` (the
+  sum of the chosen tokens' log-probabilities) or ``text``;
+* ``kind = "sweep"``: read a shipped sweep file (no model): ``pass@K`` or ``vote`` (majority of
+  the samples) for a cell given by ``temperature`` and ``truncation``.
+
+``expect`` holds the values a test measured on this code (``tests/test_lessons_claims.py`` runs
+every experiment and compares); they are the fallback when a run cannot be done.
+
+A prediction is one of: ``min`` / ``max`` (which variant gives the smallest / largest value),
+``number`` (a guess for the value of variant ``of``) or ``value`` (a choice among ``choices``,
+each with the ``value`` it stands for).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+KINDS = ("step", "decode", "sweep")
+PREDICT_KINDS = ("min", "max", "number", "value")
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str
+    label: dict[str, str]
+    settings: dict[str, Any] = field(default_factory=dict)   # overrides of the experiment's settings
+    options: dict[str, Any] = field(default_factory=dict)    # strategy, num_beams, temperature, truncation …
+
+
+@dataclass(frozen=True)
+class Prediction:
+    kind: str
+    question: dict[str, str]
+    of: str = ""                                              # the variant a number or value is about
+    choices: list[dict[str, Any]] = field(default_factory=list)
+
+    def verdict(self, guess: Any, values: dict[str, Any]) -> bool | None:
+        """Whether ``guess`` was right (None for a number: that is read beside the result, not marked)."""
+        if guess is None or guess == "":
+            return None
+        if self.kind in ("min", "max"):
+            nums = {k: v for k, v in values.items() if isinstance(v, (int, float))}
+            pick = min(nums, key=nums.get) if self.kind == "min" else max(nums, key=nums.get)
+            return str(guess) == pick
+        if self.kind == "value":
+            return str(guess) == str(values.get(self.of))
+        return None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    screen: int                    # 1-based screen of the lesson it belongs to
+    kind: str
+    measure: str
+    variants: list[Variant]
+    predict: Prediction
+    reveal: dict[str, str]         # shown after the run; {key} is the value of that variant
+    expect: dict[str, Any]
+    model: str = "smollm2-135m-instruct"
+    prompt: str = ""
+    chat: bool = True
+    steps: int = 1
+    settings: dict[str, Any] = field(default_factory=dict)
+    constraint: str = ""           # a grammar preset's name, for a masked step
+    file: str = ""                 # a shipped sweep file, for kind "sweep"
+    tolerance: float = 0.0
+    fmt: str = ".2f"
+
+    def formatted(self, values: dict[str, Any]) -> dict[str, str]:
+        return {k: (format(v, self.fmt) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
+                for k, v in values.items()}
+
+    def fill(self, text: str, values: dict[str, Any]) -> str:
+        """``text`` with each ``{key}`` replaced by that variant's formatted value (keys may hold dots).
+
+        >>> e = Experiment("x", 1, "step", "kept", [], Prediction("min", {}), {}, {}, fmt="d")
+        >>> e.fill("{llama.cpp} kept", {"llama.cpp": 3})
+        '3 kept'
+        """
+        shown = self.formatted(values)
+        return re.sub(r"\{([\w.\-]+)\}", lambda m: shown.get(m.group(1), m.group(0)), text)
+
+
+def parse_experiment(d: dict[str, Any]) -> Experiment:
+    """An experiment from its lesson-file table (raises KeyError / ValueError naming the problem)."""
+    if d.get("kind", "step") not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+    variants = [Variant(str(v["key"]), dict(v["label"]), dict(v.get("settings", {})),
+                        {k: x for k, x in v.items() if k not in ("key", "label", "settings")})
+                for v in d["variants"]]
+    p = d["predict"]
+    if p["kind"] not in PREDICT_KINDS:
+        raise ValueError(f"predict.kind must be one of {', '.join(PREDICT_KINDS)}")
+    pred = Prediction(p["kind"], dict(p["question"]), str(p.get("of", variants[0].key)), list(p.get("choices", [])))
+    keys = {v.key for v in variants}
+    if set(d["expect"]) != keys:
+        raise ValueError(f"experiment {d['id']!r}: expect must give a value for each variant ({sorted(keys)})")
+    fields = {k: d[k] for k in ("model", "prompt", "chat", "steps", "settings", "constraint", "file", "tolerance", "fmt")
+              if k in d}
+    return Experiment(id=str(d["id"]), screen=int(d["screen"]), kind=d.get("kind", "step"), measure=str(d["measure"]),
+                      variants=variants, predict=pred, reveal=dict(d["reveal"]), expect=dict(d["expect"]), **fields)
+
+
+@dataclass
+class RunResult:
+    values: dict[str, Any]
+    top: list[tuple[str, float, float]] = field(default_factory=list)   # first variant: token, p raw, p final
+    seconds: float = 0.0
+
+
+def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunResult:
+    """Run every variant of ``exp`` and measure it (``get_model`` defaults to the shared model cache)."""
+    start = time.perf_counter()
+    if exp.kind == "sweep":
+        return RunResult({v.key: _sweep_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
+    if get_model is None:
+        from decoding_lab.models import get_model
+    lm = get_model(exp.model)
+    values: dict[str, Any] = {}
+    top: list[tuple[str, float, float]] = []
+    for i, v in enumerate(exp.variants):
+        if exp.kind == "step":
+            trace = _last_step(lm, exp, v)
+            values[v.key] = step_measure(trace, exp.measure)
+            if i == 0:
+                top = [(r.token, r.p_raw, r.p_final) for r in trace.top[:10]]
+        else:
+            values[v.key] = _decode_value(lm, exp, v)
+    return RunResult(values, top, time.perf_counter() - start)
+
+
+def _settings(exp: Experiment, v: Variant):
+    from decoding_lab.settings import SamplingSettings
+    return SamplingSettings.from_json({**exp.settings, **v.settings})
+
+
+def _last_step(lm: Any, exp: Experiment, v: Variant):
+    from decoding_lab.stepper import Stepper
+    extra = {}
+    constraint = v.options.get("constraint", exp.constraint)
+    if constraint:
+        from decoding_lab.grammar import GrammarMask, preset
+        extra = {"grammar": GrammarMask(preset(constraint), lm)}
+    s = Stepper.from_prompt(lm, exp.prompt, exp.chat, _settings(exp, v), top_n=20, extra_stages=extra)
+    return s.steps(exp.steps)[-1]
+
+
+def step_measure(trace: Any, measure: str) -> Any:
+    """One number (or token) read from a step's trace; see the module docstring for the names."""
+    name, _, arg = measure.partition(":")
+    if name == "kept":
+        return int(trace.kept_final)
+    if name == "margin":
+        return float(trace.margin)
+    if name == "tail":
+        return float(trace.tail["below"]["0.0001"])
+    if name == "entropy_T":
+        return float(trace.entropy_T)
+    if name == "chosen":
+        return trace.chosen_token
+    if name in ("p_raw", "p_final"):
+        return float(next((getattr(r, name) for r in trace.top if r.token == arg), 0.0))
+    if name == "top2_ratio":
+        a, b = sorted((r.p_final for r in trace.top), reverse=True)[:2]
+        return float(a / b) if b > 0 else math.inf
+    if name == "removed":
+        rec = trace.record(arg)
+        return float(rec.removed_mass) if rec is not None else 0.0
+    raise ValueError(f"unknown measure {measure!r}")
+
+
+def _decode_value(lm: Any, exp: Experiment, v: Variant) -> Any:
+    from decoding_lab.strategies import beam_search, greedy
+    ids = lm.encode_prompt(exp.prompt, exp.chat)
+    if v.options.get("strategy", "greedy") == "beam":
+        seq = beam_search(lm, ids, _settings(exp, v), exp.steps, num_beams=int(v.options.get("num_beams", 4)),
+                          length_penalty=float(v.options.get("length_penalty", 0.0))).sequences[0]
+    else:
+        seq = greedy(lm, ids, _settings(exp, v), exp.steps).sequences[0]
+    if exp.measure == "logprob":
+        return float(sum(seq.logprobs))
+    if exp.measure == "text":
+        return seq.text
+    raise ValueError(f"unknown measure {exp.measure!r} for a decode experiment")
+
+
+def _sweep_value(exp: Experiment, v: Variant) -> float:
+    import json
+    from decoding_lab.experiments.sweep import ASSET_DIR
+    from decoding_lab.multisample.passk import pass_at_k
+    data = json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+    T, trunc = float(v.options["temperature"]), str(v.options.get("truncation", "none"))
+    cell = next(c for c in data["cells"] if c["temperature"] == T and c["truncation"] == trunc)
+    outcomes = cell["outcomes"]
+    if exp.measure == "vote":
+        return sum(bool(o["vote_correct"]) for o in outcomes) / len(outcomes)
+    if exp.measure.startswith("pass@"):
+        k = int(exp.measure[5:])
+        return sum(pass_at_k(len(o["correct"]), sum(o["correct"]), k) for o in outcomes) / len(outcomes)
+    raise ValueError(f"unknown measure {exp.measure!r} for a sweep experiment")

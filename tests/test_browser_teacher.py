@@ -1,0 +1,117 @@
+"""Teacher mode in a real browser at 1920×1080: large type (computed sizes), the list, progress,
+pointers and checks hidden, paging with the keyboard, and a screen's experiment run on that screen
+with the chart's fonts scaled to match; in English and in Chinese. Screenshots go to /tmp/shots."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest_app import SHOTS, open_page
+from decoding_lab.lessons import load_lessons
+
+pytestmark = pytest.mark.browser
+
+LESSONS = {les.number: les for les in load_lessons()}
+HIDDEN = ("#lesson-picker", "#lesson-progress", "#lesson-look", "#lesson-checks", "#lesson-load")
+
+
+def visible(page, selector: str) -> bool:
+    return page.evaluate("(s) => { const e = document.querySelector(s);"
+                         " return !!e && e.offsetParent !== null && e.getBoundingClientRect().height > 0; }", selector)
+
+
+def px(page, selector: str) -> float:
+    return page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)", selector)
+
+
+def counter(page) -> str:
+    return page.evaluate("document.querySelector('#teacher-counter').innerText.trim()")
+
+
+@pytest.fixture(scope="module")
+def big(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page = open_page(ctx.new_page(), app_url, timeout_ms=120_000)
+    page.click("#tab-lessons-button")
+    page.wait_for_selector("#lesson-picker")
+    yield page
+    ctx.close()
+
+
+def set_teacher(page, on: bool) -> None:
+    box = "#teacher-mode input[type=checkbox]"
+    if page.is_checked(box) != on:
+        page.click(box)
+    want = "false" if on else "true"
+    page.wait_for_function(f"(() => {{ const e = document.querySelector('#lesson-picker');"
+                           f" return (!!e && e.offsetParent !== null) === {want}; }})()")
+
+
+def test_teacher_mode_is_large_and_hides_the_rest(big):
+    page = big
+    assert visible(page, "#lesson-picker") and px(page, "#lesson-text p") < 20   # reading mode: ordinary type
+    set_teacher(page, True)
+    assert px(page, "#lesson-text p") >= 24 and px(page, "#lesson-text h2") >= 32
+    for sel in HIDDEN:
+        assert not visible(page, sel), f"{sel} is still on screen in teacher mode"
+    assert visible(page, "#teacher-next") and visible(page, "#teacher-prev")
+    # the toggle sits at the top of the tab, above the lesson text
+    top = page.evaluate("document.querySelector('#teacher-mode').getBoundingClientRect().top")
+    assert top < page.evaluate("document.querySelector('#lesson-text').getBoundingClientRect().top")
+    set_teacher(page, False)
+    assert visible(page, "#lesson-picker") and visible(page, "#lesson-checks")
+
+
+def test_keyboard_pages_in_teacher_mode(big):
+    page = big
+    set_teacher(page, True)
+    n = len(LESSONS[1].screens("en"))
+    page.click("#lesson-text")              # focus on the page, not in a box
+    page.wait_for_function("document.querySelector('#teacher-counter').innerText.includes('1 of')")
+    for key, want in (("ArrowRight", 2), ("PageDown", 3), ("ArrowLeft", 2), ("PageUp", 1), ("PageUp", 1)):
+        page.keyboard.press(key)
+        page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes('Screen {want} of {n}')",
+                               timeout=20_000)
+    set_teacher(page, False)
+    page.keyboard.press("ArrowRight")       # outside teacher mode the keys do not page
+    page.wait_for_timeout(600)
+    assert counter(page) == f"Screen 1 of {n}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})   # a fresh visitor: no run yet
+    page = open_page(ctx.new_page(), app_url, timeout_ms=120_000)
+    page.click("#tab-lessons-button")
+    page.wait_for_selector("#lesson-picker")
+    les = LESSONS[6]
+    exp = les.experiments[0]
+    if lang != "en":
+        page.click(f"#lang-radio input[value='{lang}']")
+        page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({LESSONS[1].title[lang]!r})")
+    page.get_by_text(f"6. {les.title[lang]}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title[lang]!r})")
+    set_teacher(page, True)
+    page.click("#lesson-text")
+    for _ in range(exp.screen - 1):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#lesson-run", state="visible")
+    page.click("#lesson-run")               # no prediction yet: the run is refused, with a note
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.length > 5")
+    assert not visible(page, "#lesson-plot .js-plotly-plot")
+    page.click("#lesson-guess input[value='llama.cpp']")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=120_000)
+    result = page.evaluate("document.querySelector('#lesson-result').innerText")
+    assert "llama.cpp" in result and "3" in result and ("✔" in result)
+    assert px(page, "#lesson-result p") >= 24
+    font = page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.font.size")
+    tick = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#lesson-plot .xtick text')).fontSize)")
+    assert font >= 24 and tick >= 24
+    page.wait_for_timeout(500)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"teacher_1920_{lang}.png"))
+    set_teacher(page, False)
+    small = page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.font.size")
+    assert small < 20            # the same run, redrawn at ordinary size
+    ctx.close()
