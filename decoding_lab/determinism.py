@@ -12,7 +12,10 @@ differently. Real sources of such differences:
   recomputed from the whole prefix in one pass (different matrix shapes, different
   reduction orders);
 * batch composition: the same prompt alone or in a batch next to a longer prompt
-  (left padding changes shapes and kernels).
+  (left padding changes shapes and kernels);
+* the engine: the same GGUF file run by llama.cpp's quantised kernels instead of being
+  de-quantised to float32 for PyTorch (``llama.cpp kernels, same GGUF``). On SmolLM2 and
+  "What is the capital of France?" the two part at the very first token.
 
 ``greedy_variants`` decodes the same prompt greedily along each path and reports where
 the texts first diverge, with the margin that was too small at that step.
@@ -32,7 +35,8 @@ from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import check_prompt_ids
 from decoding_lab.stats import top_margin
 
-VARIANTS = ("float32, cached", "float32, full recompute", "bfloat16, cached", "batched with a longer prompt")
+VARIANTS = ("float32, cached", "float32, full recompute", "bfloat16, cached", "batched with a longer prompt",
+            "llama.cpp kernels, same GGUF")
 #: The full-recompute path costs (prompt + new tokens)^2 / 2 token-positions: keep that bounded.
 MAX_RECOMPUTE_TOKENS = 1024
 
@@ -110,6 +114,7 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
         "bfloat16, cached": lambda: _greedy_cached(_bf16(lm), prompt_ids, max_new_tokens),
         "batched with a longer prompt": lambda: _greedy_batched(lm.model, prompt_ids, max_new_tokens,
                                                                 int(lm.eos_token_ids[0])),
+        "llama.cpp kernels, same GGUF": lambda: _greedy_cached(_on_llamacpp(lm).model, prompt_ids, max_new_tokens),
     }
     unknown = [name for name in variants if name not in runners]
     if unknown:  # before any model work
@@ -131,6 +136,18 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
         })
     return {"runs": [r.to_json() for r in runs], "texts": {r.name: lm.decode(r.tokens) for r in runs},
             "divergence": divergences}
+
+
+def _on_llamacpp(lm: Any) -> Any:
+    """The same bundled GGUF on llama.cpp's kernels (a one-line message when it cannot be)."""
+    from decoding_lab.models import BUNDLED, LLAMACPP_SUFFIX, get_model
+
+    if lm.name.endswith(LLAMACPP_SUFFIX):
+        return lm
+    if lm.name not in BUNDLED:
+        raise SettingsError(f"the llama.cpp path needs a bundled GGUF model ({', '.join(BUNDLED)}); "
+                            f"{lm.name} has no GGUF file here")
+    return get_model(lm.name + LLAMACPP_SUFFIX)
 
 
 _BF16: dict[int, Any] = {}

@@ -15,6 +15,11 @@ from transformers import DynamicCache, PreTrainedModel
 
 
 def new_cache(model: PreTrainedModel) -> DynamicCache:
+    """An empty KV cache. A model object that makes its own caches (the llama.cpp backend,
+    ``decoding_lab.llamacpp.backend``) is asked for one; its caches answer ``crop``,
+    ``get_seq_length`` and ``deepcopy`` like a ``DynamicCache``."""
+    if hasattr(model, "new_cache"):
+        return model.new_cache()
     return DynamicCache(config=model.config)
 
 

@@ -354,6 +354,12 @@ def _canonical(name_or_id: str | None) -> str:
     text = (name_or_id or "").strip()
     if text.lower() in BUNDLED:
         return text.lower()
+    if text.lower().endswith(LLAMACPP_SUFFIX):  # a bundled GGUF on llama.cpp's own kernels
+        base = text[: -len(LLAMACPP_SUFFIX)].strip().lower()
+        if base not in BUNDLED:
+            raise ModelError(f"only the bundled GGUF models ({', '.join(BUNDLED)}) run on llama.cpp here; "
+                             f"{_one_line(base, 80)!r} has no GGUF file")
+        return base + LLAMACPP_SUFFIX
     hub_id = _check_hub_id(text)
     allowed = limits.current().model_allowed(hub_id)  # public mode: bundled + the allow-list only
     if allowed is None:
@@ -378,6 +384,8 @@ def load_model(name_or_id: str, device: str | None = None, cache_dir: Path | Non
     """Load a fresh copy (slow). Most callers want get_model(), which shares one copy."""
     start = time.perf_counter()
     key = _canonical(name_or_id)
+    if key.endswith(LLAMACPP_SUFFIX):
+        return _load_on_llamacpp(key, start)
     dev = resolve_device(device)
     try:
         if key in BUNDLED:
@@ -392,6 +400,29 @@ def load_model(name_or_id: str, device: str | None = None, cache_dir: Path | Non
     return LoadedModel(name=key, model=model, tokenizer=tokenizer, device=dev, vocab_size=int(vocab),
                        has_chat_template=bool(getattr(tokenizer, "chat_template", None)), source=source,
                        load_seconds=time.perf_counter() - start, eos_token_ids=_eos_ids(model, tokenizer))
+
+
+#: A bundled model's name with this suffix runs on llama.cpp's kernels instead of PyTorch.
+LLAMACPP_SUFFIX = "@llama.cpp"
+
+
+def _load_on_llamacpp(key: str, start: float) -> LoadedModel:
+    """The bundled GGUF in llama.cpp, with the tokenizer of its transformers twin (same file,
+    so the same token ids). Needs llama-cpp-python; without it, a one-line message."""
+    from decoding_lab.llamacpp.backend import load_kernels  # optional dependency
+
+    spec = BUNDLED[key[: -len(LLAMACPP_SUFFIX)]]
+    found = spec.locate_gguf()
+    if found is None:
+        raise ModelError(f"the GGUF of {spec.name} is not installed ({spec.install_hint})")
+    twin = get_model(spec.name)
+    lim = limits.current()
+    kernels = load_kernels(str(Path(found[0]) / found[1]), n_ctx=lim.max_prompt_tokens + lim.max_new_tokens + 8)
+    if kernels.n_vocab != twin.vocab_size:
+        raise ModelError(f"llama.cpp sees {kernels.n_vocab} tokens in {spec.name}, transformers {twin.vocab_size}")
+    return LoadedModel(name=key, model=kernels, tokenizer=twin.tokenizer, device=kernels.device,
+                       vocab_size=kernels.n_vocab, has_chat_template=twin.has_chat_template, source="llama.cpp",
+                       load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
 
 
 # The process-wide cache, the only module-level mutable state. Weights are read-only once loaded,

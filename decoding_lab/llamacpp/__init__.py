@@ -26,6 +26,9 @@ def require() -> ModuleType:
         raise ModelError(f"llama.cpp is not available here (llama-cpp-python: {str(e).splitlines()[0][:120]}); "
                          "install it with `pip install llama-cpp-python==0.3.36` (it compiles for minutes), "
                          "or use the transformers backend") from None
+    from llama_cpp import _logger  # its C log callback prints everything unless told otherwise
+
+    _logger.set_verbose(False)  # errors only
     return llama_cpp
 
 

@@ -88,11 +88,16 @@ def group_keys(group: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- model and prompt
 def model_names() -> list[str]:
-    """The bundled models, then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS`` (if any)."""
+    """The bundled models, the same files on llama.cpp's kernels (``name@llama.cpp``, where
+    llama-cpp-python is installed), then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS`` (if any)."""
     from decoding_lab import limits
-    from decoding_lab.models import DEFAULT_MODEL, list_models
-    names = [m["name"] for m in list_models()]
+    from decoding_lab.llamacpp import available
+    from decoding_lab.models import DEFAULT_MODEL, LLAMACPP_SUFFIX, list_models
+    models = list_models()
+    names = [m["name"] for m in models]
     names = names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
+    if available():
+        names += [m["name"] + LLAMACPP_SUFFIX for m in models if m.get("installed")]
     return names + [m for m in limits.current().allowed_models if m != "*" and m not in names]
 
 

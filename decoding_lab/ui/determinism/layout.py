@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from decoding_lab.determinism import VARIANTS
+from decoding_lab.llamacpp import available as llamacpp_available
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
 from decoding_lab.ui.determinism.strings import tr
@@ -23,7 +24,8 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
                       "determinism.prompt")
         ui.tokens = L(gr.Slider(5, 80, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
                       "determinism.tokens")
-    ui.variants = L(gr.CheckboxGroup(list(VARIANTS), value=list(VARIANTS), label=tr(lang, "variants"),
+    on = [v for v in VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
+    ui.variants = L(gr.CheckboxGroup(list(VARIANTS), value=on, label=tr(lang, "variants"),
                                      elem_id="det-variants"), "determinism.variants")
     ui.run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run"), "determinism.run", "value")
     ui.result = gr.HTML("", elem_id="det-result")
