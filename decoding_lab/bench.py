@@ -10,6 +10,7 @@ medians. Sections:
   search with 4 beams, 16 samples of one 400-token prompt), with output identity checked
   for greedy and beam;
 * per-operation sampling cost on the 49k and 262k vocabularies;
+* a traced step on the llama.cpp backend against the transformers float32 path (same GGUF);
 * grammar mask cost per token relative to the forward pass (when the grammar module is present);
 * verifier-tilt cost per token relative to plain sampling (``--only tilt``; not in the default set:
   it runs a few hundred rollouts, about two minutes on one thread);
@@ -85,6 +86,29 @@ def step_overhead(lm: Any, tokens: int = 24, rounds: int = 5) -> dict[str, Any]:
     t, b = statistics.median(per_traced), statistics.median(per_bare)
     return {"model": lm.name, "settings": TRACED_SETTINGS.to_json(), "traced_step_s": t, "bare_step_s": b,
             "ratio": t / b, "target": 1.15}
+
+
+def backend_steps(name: str, tokens: int = 24, rounds: int = 5) -> dict[str, Any]:
+    """A traced step on the llama.cpp backend (the GGUF's own quantised kernels) against the
+    transformers float32 path: same file, same prompt and settings, rounds interleaved."""
+    from decoding_lab.models import LLAMACPP_SUFFIX, get_model
+    from decoding_lab.stepper import Stepper
+    torch_lm, cpp_lm = get_model(name), get_model(name + LLAMACPP_SUFFIX)
+    prompt = torch_lm.encode_prompt("Write a short story about a lighthouse keeper.", torch_lm.has_chat_template)
+
+    def per_step(lm: Any) -> float:
+        s = Stepper(lm, prompt, TRACED_SETTINGS)
+        t0 = time.perf_counter()
+        s.steps(tokens)
+        return (time.perf_counter() - t0) / max(1, len(s.tokens))
+
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(per_step(torch_lm))
+        b.append(per_step(cpp_lm))
+    t, c = statistics.median(a), statistics.median(b)
+    return {"model": name, "transformers_step_s": t, "llamacpp_step_s": c, "speedup": t / c,
+            "threads": torch.get_num_threads()}
 
 
 def sampling_ops(vocab_sizes: tuple[int, ...] = (49152, 262144), repeats: int = 30) -> list[dict[str, Any]]:
@@ -262,7 +286,7 @@ def grammar_cost(lm: Any) -> dict[str, Any] | None:
 def run(args: argparse.Namespace) -> None:
     from decoding_lab.models import BUNDLED, DEFAULT_MODEL, get_model
     torch.manual_seed(0)
-    sections = set((args.only or "overhead,ops,throughput,grammar,start,memory").split(","))
+    sections = set((args.only or "overhead,ops,backends,throughput,grammar,start,memory").split(","))
     lm = get_model(args.model or DEFAULT_MODEL)
     report: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     failed: list[str] = []
@@ -282,6 +306,9 @@ def run(args: argparse.Namespace) -> None:
             [step_overhead(get_model(n)) for n in BUNDLED if n != lm.name] if args.all_models else []))
     if "ops" in sections:
         section("sampling_ops", sampling_ops)
+    if "backends" in sections:
+        section("backends", lambda: [backend_steps(n) for n in ([lm.name] + (
+            [n for n in BUNDLED if n != lm.name] if args.all_models else [])) if n in BUNDLED])
     if "throughput" in sections:
         section("throughput", lambda: throughput(lm))
     if "grammar" in sections:
@@ -307,6 +334,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: overhead,ops,throughput,grammar,start,memory,tilt "
+                   help="comma-separated sections: overhead,ops,backends,throughput,grammar,start,memory,tilt "
                         "(default: all but tilt)")
     p.set_defaults(handler=run)
