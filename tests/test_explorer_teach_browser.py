@@ -136,3 +136,52 @@ def test_greedy_is_named_argmax_in_both_languages(page):
     shown = hover_text(page, chosen)
     assert "排名 1" in shown and "被选中 = 最大值（贪心）" in shown, shown
     page.locator("#dist-chart").screenshot(path=str(SHOTS / "teach_greedy_zh.png"))
+
+
+def test_first_visit_strip_loads_a_step_that_cuts(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url)
+    strip = page.locator("#onboard").first
+    strip.wait_for(state="visible")
+    assert "How to read this screen" in strip.inner_text()
+    assert page.locator("#onboard-text li").count() == 3
+    page.screenshot(path=str(SHOTS / "teach_first_visit.png"))
+    page.click("#onboard-show")
+    page.wait_for_function(f"{CHART} && {CHART}.layout.title.text.startsWith('Step 0:')")
+    assert not strip.is_visible()
+    assert page.input_value("#top-p input[type=number]") == "0.7" and page.input_value("#top-k input") == "10"
+    texts = [e["text"] for e in legend(page)]
+    assert "✂ cut by top-p (p when cut)" in texts and "✂ cut by top-k (p when cut)" in texts, texts
+    assert max(b["h"] for b in bars(page) if "cut by top-p" in b["name"]) > 20   # a cut one can see
+
+    # the chat template folds into one line that names the prompt; the whitespace note is there
+    summary = page.locator("#gen-box details.gen-template > summary")
+    assert "“Tell me a story.”" in summary.inner_text()
+    assert summary.bounding_box()["height"] < 30
+    assert "<|im_start|>" not in page.locator("#gen-box").inner_text()
+    assert "␣ = space · ↵ = newline" in page.locator("#generated-text .gen-legend").inner_text()
+    page.evaluate("window.scrollTo(0, 0)")
+    assert page.locator("#dist-chart").bounding_box()["y"] < 768 - 150   # the chart starts in the first screen
+    page.screenshot(path=str(SHOTS / "teach_first_cut.png"))
+    summary.click()
+    assert "<|im_start|>" in page.locator("#gen-box .gen-template-full").inner_text()
+
+    page.reload()
+    page.wait_for_selector("#step-btn")
+    page.wait_for_timeout(1500)
+    assert not page.locator("#onboard").first.is_visible()   # remembered in this browser
+    ctx.close()
+
+
+def test_strip_in_chinese_and_hide(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + "?lang=zh")
+    strip = page.locator("#onboard").first
+    page.wait_for_function("document.querySelector('#onboard-text').innerText.includes('如何阅读这个页面')")
+    assert "知道了" in page.inner_text("#onboard-hide")
+    page.click("#onboard-hide")
+    strip.wait_for(state="hidden")
+    step(page)
+    assert "␣ = 空格 · ↵ = 换行" in page.locator("#generated-text .gen-legend").inner_text()
+    assert "对话模板" in page.locator("#gen-box details.gen-template > summary").inner_text()
+    ctx.close()

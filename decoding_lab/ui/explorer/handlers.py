@@ -22,6 +22,7 @@ from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
+from decoding_lab.ui.explorer import onboarding
 from decoding_lab.ui.explorer.request import ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
@@ -205,6 +206,10 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_custom_order(v: dict) -> dict:
         return {ui.settings["order_preset"]: CUSTOM}
 
+    def on_show_cut(v: dict) -> dict:
+        return fill(ui, onboarding.CUT_PRESET, v["lang"])
+
+    onboarding.wire(ctx.page, ui.onboard, (*model_job(on_show_cut, with_controls=False), fill_outputs(ui)))
     busy = {"concurrency_id": "model", "show_progress": "minimal"}
     ev: dict[str, Any] = {}
     ev["step"] = ui.step.click(*model_job(on_step), out, api_name="explorer_step", **busy)

@@ -18,6 +18,7 @@ from decoding_lab.ui.common.controls import any_hub_id_allowed, chat_choices, gr
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
+from decoding_lab.ui.explorer import onboarding
 from decoding_lab.ui.explorer.strings import tr
 from decoding_lab.ui.explorer.views import TABLE_KEYS
 
@@ -82,6 +83,7 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
                 ui.settings = setting_controls(L, lang)
                 ui.top_n = L(gr.Slider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
         with gr.Column(scale=3, min_width=480):
+            ui.onboard = onboarding.strip(L, lang)   # first visit only (see onboarding.py)
             ui.status = gr.Markdown(t(lang, "no_session"), elem_id="status")
             with gr.Row(elem_classes=["step-buttons"]):
                 ui.step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")

@@ -14,6 +14,7 @@ from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import show_token
 from decoding_lab.ui.explorer.chart import dist_chart
+from decoding_lab.ui.explorer import strings
 
 TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
               "col_kept", "col_forced", "col_ms")
@@ -37,7 +38,7 @@ def render(parts: Any, lang: str, session: Any) -> dict:
         parts.funnel: plots.funnel_chart(tr, st.lm.vocab_size, lang) if tr else plots.empty_figure(lang, height=220),
         parts.entropy: plots.entropy_chart(tr.entropy_curve, tr, lang) if tr else plots.empty_figure(lang, height=220),
         parts.numbers: numbers_md(tr, lang),
-        parts.gen: generated_html(st, lang),
+        parts.gen: generated_html(st, lang, session),
         parts.table: pd.DataFrame(rows, columns=headers),
         parts.candidates: gr.update(choices=candidate_choices(tr), value=None),
         parts.branches: gr.update(choices=branch_choices(st), value=None),
@@ -58,7 +59,7 @@ def dist_view(session: Any, lang: str) -> Any:
 def text_views(parts: Any, lang: str, session: Any) -> dict:
     """The cheap part of ``render`` (text and status), sent between chart redraws while playing."""
     st = session.stepper
-    return {parts.gen: generated_html(st, lang), parts.status: status_md(st, lang, session.model_name),
+    return {parts.gen: generated_html(st, lang, session), parts.status: status_md(st, lang, session.model_name),
             parts.session: session}
 
 
@@ -69,12 +70,26 @@ def prob_colour(p: float) -> str:
     return f"hsl({hue}, 85%, 82%)"
 
 
-def generated_html(stepper: Any, lang: str) -> str:
-    """The prompt in grey, then each generated token as a span coloured by the probability
-    it was drawn with (p final), with step, rank and probabilities on hover."""
+def prompt_html(stepper: Any, lang: str, session: Any = None) -> str:
+    """The prompt in grey. A chat template's wrapping (system turn, role markers) folds into one
+    line that names the visitor's prompt and opens on a click; a raw prompt stays inline, since
+    the tokens continue it."""
+    text = stepper.prompt_text()
+    user = getattr(session, "prompt", "") or ""
+    if not getattr(session, "chat", False) or text.strip() == user.strip():
+        return f"<span class='gen-prompt'>{_visible(text)}</span>"
+    summary = strings.tr(lang, "template_summary", n=text.count("\n") + 1)
+    return (f"<details class='gen-template'><summary><span class='gen-template-label'>{html.escape(summary)}</span> "
+            f"<span class='gen-prompt'>“{html.escape(user.strip())}”</span></summary>"
+            f"<div class='gen-prompt gen-template-full'>{_visible(text)}</div></details>")
+
+
+def generated_html(stepper: Any, lang: str, session: Any = None) -> str:
+    """The prompt (``prompt_html``), then each generated token as a span coloured by the
+    probability it was drawn with (p final), with step, rank and probabilities on hover."""
     if stepper is None:
         return f"<div id='gen-box' class='gen-box empty'>{html.escape(t(lang, 'no_session'))}</div>"
-    parts = [f"<span class='gen-prompt'>{_visible(stepper.prompt_text())}</span>"]
+    parts = [prompt_html(stepper, lang, session)]
     for tr in stepper.traces:
         title = (f"step {tr.step} · id {tr.chosen_token_id} · rank {tr.chosen_rank} · p raw {tr.chosen_p_raw:.4f}"
                  f" · p final {tr.chosen_p_final:.4f}" + (" · forced" if tr.forced else ""))
@@ -82,7 +97,8 @@ def generated_html(stepper: Any, lang: str) -> str:
         parts.append(f"<span class='{cls}' data-step='{tr.step}' data-p='{tr.chosen_p_final:.6f}' "
                      f"data-rank='{tr.chosen_rank}' title='{html.escape(title, quote=True)}' "
                      f"style='background:{prob_colour(tr.chosen_p_final)}'>{_visible(tr.chosen_token)}</span>")
-    legend = (f"<div class='gen-legend'>{html.escape(t(lang, 'generated_hint'))} "
+    legend = (f"<div class='gen-legend'><span class='gen-ws-note'>{html.escape(strings.tr(lang, 'whitespace_note'))}</span> · "
+              f"{html.escape(t(lang, 'generated_hint'))} "
               f"<span style='background:{prob_colour(0)}'>p≈0</span><span style='background:{prob_colour(0.5)}'>0.5</span>"
               f"<span style='background:{prob_colour(1)}'>1</span></div>")
     return f"<div id='gen-box' class='gen-box'>{''.join(parts)}</div>{legend}"

@@ -1,0 +1,52 @@
+"""The first minute: a strip on a visitor's first visit that says how to read the screen, in
+three lines, with one button that loads a step where decoding visibly cuts something.
+
+Whether the visitor has seen it lives in their browser (``localStorage``), so nothing about
+them is kept on the server. The page starts with the strip hidden (CSS); a page-load script
+adds the ``dl-new`` class to ``<body>`` for a first visit, which shows it; "Show me a cut"
+and "Got it" remember the visit and hide it.
+
+The preset was measured on the bundled SmolLM2 with the core (``Stepper.from_prompt(lm,
+"Tell me a story.", chat=True, SamplingSettings(temperature=1, top_k=10, top_p=0.7, seed=1))``
+then ``step()``): four tokens are kept, top-p cuts six (the largest, "One", at p ≈ 0.12) and
+top-k the other ten of the twenty shown."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab.ui.explorer.strings import tr
+
+#: Loads like a lesson preset (``handlers.fill``): prompt, settings, then the steps.
+CUT_PRESET: dict[str, Any] = {"prompt": "Tell me a story.", "chat": True, "steps": 1,
+                              "settings": {"temperature": 1.0, "top_k": 10, "top_p": 0.7, "seed": 1}}
+SEEN_KEY = "decoding-lab-onboarded"
+SHOW_IF_NEW_JS = f"() => {{ if (!localStorage.getItem('{SEEN_KEY}')) document.body.classList.add('dl-new'); }}"
+REMEMBER_JS = f"() => {{ localStorage.setItem('{SEEN_KEY}', '1'); document.body.classList.remove('dl-new'); }}"
+
+
+def strip(L: Any, lang: str) -> SimpleNamespace:
+    """The strip's components (laid out where it is called)."""
+    ui = SimpleNamespace()
+    with gr.Group(elem_id="onboard"):
+        ui.text = L(gr.Markdown(tr(lang, "onboard_md"), elem_id="onboard-text"), "explorer.onboard_md", "value")
+        with gr.Row():
+            ui.show = L(gr.Button(tr(lang, "onboard_show"), variant="primary", elem_id="onboard-show", scale=0,
+                                  min_width=200), "explorer.onboard_show", "value")
+            ui.hide = L(gr.Button(tr(lang, "onboard_hide"), elem_id="onboard-hide", scale=0, min_width=120,
+                                  size="sm"), "explorer.onboard_hide", "value")
+    return ui
+
+
+def wire(page: Any, ui: SimpleNamespace, load_cut: tuple[Any, list[Any], list[Any]]) -> None:
+    """``load_cut``: (handler, inputs, outputs) that fills the Explorer with ``CUT_PRESET``."""
+    if page is not None:
+        page.load(None, None, None, js=SHOW_IF_NEW_JS)
+    ui.hide.click(None, None, None, js=REMEMBER_JS)
+    ui.show.click(None, None, None, js=REMEMBER_JS)
+    fn, inputs, outputs = load_cut
+    ui.show.click(fn, inputs, outputs, api_name="explorer_show_a_cut", concurrency_id="model",
+                  show_progress="minimal")
