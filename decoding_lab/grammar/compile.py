@@ -38,10 +38,20 @@ def _executor(workers: int) -> cf.ThreadPoolExecutor:
     return _pool
 
 
-def _release(_: Any) -> None:
+def _release() -> None:
     global _busy
     with _lock:
         _busy -= 1
+
+
+def _run(fn: Callable[..., Any], args: tuple, kw: dict) -> Any:
+    """The worker's job: the slot is given back *before* the result reaches the caller (a done
+    callback would run after it, and a caller that compiles twice in a row, as a Reset does,
+    could then be refused as busy by its own first compile)."""
+    try:
+        return fn(*args, **kw)
+    finally:
+        _release()
 
 
 def bounded(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
@@ -53,8 +63,7 @@ def bounded(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
             raise GrammarError(f"the grammar compiler is busy with {_busy} other grammar(s); try again in a moment "
                                f"({limits.PREFIX}GRAMMAR_WORKERS)")
         _busy += 1
-        future = _executor(lim.grammar_workers).submit(fn, *args, **kw)
-    future.add_done_callback(_release)
+        future = _executor(lim.grammar_workers).submit(_run, fn, args, kw)
     try:
         return future.result(timeout=lim.grammar_seconds)
     except cf.TimeoutError:
