@@ -50,3 +50,23 @@ def test_every_lesson_preset_loads(page, lang):
                 page.wait_for_function(f"parseFloat(document.querySelector('#{elem_id}').value) === {float(tilt[key])}")
         assert selected_tab(page) == want
         assert not page.query_selector(".toast-body.error"), f"lesson {lesson.number} showed an error"
+
+
+def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
+    """Feedback is written for the choice picked; progress counts checks passed (a fresh tab has none)."""
+    page.click("#lang-radio input[value='en']")
+    page.click("#tab-lessons-button")
+    les = LESSONS[0]
+    page.get_by_text(f"{les.number}. {les.title['en']}", exact=False).first.click()
+    check = les.checks[0]
+    total = sum(len(x.checks) for x in LESSONS)
+    wrong = next(i for i in range(len(check.choices)) if i != check.answer)
+    before = page.evaluate("document.querySelector('#lesson-progress').innerText")
+    done = int(before.split(":")[1].split("of")[0])
+    for choice, sign in ((wrong, "✘"), (check.answer, "✔")):
+        page.click(f"#lesson-quiz-0 input[value='{choice}']")
+        page.click("#lesson-check-btn-0")
+        why = check.choices[choice].why["en"]
+        page.wait_for_function(f"document.querySelector('#lesson-feedback-0').innerText.includes({why[:40]!r})")
+        assert sign in page.evaluate("document.querySelector('#lesson-feedback-0').innerText")
+    page.wait_for_function(f"document.querySelector('#lesson-progress').innerText.includes('{done + 1} of {total}')")

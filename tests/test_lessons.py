@@ -57,3 +57,59 @@ def test_malformed_lessons_are_refused():
         parse_lesson({**good, "checks": [{**good["checks"][0], "choices": two_right}]})
     with pytest.raises(LessonError, match="why"):
         parse_lesson({**good, "checks": [{**good["checks"][0], "choices": [{"en": "a", "zh": "a", "right": True}]}]})
+
+
+# ----------------------------------------------------------------------------- checks that teach
+CHECKS = [c for lesson in LESSONS for c in lesson.checks]
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_each_lesson_has_two_checks_one_of_them_transfer(lesson):
+    assert len(lesson.checks) >= 2 and any(c.transfer for c in lesson.checks)
+    for check in lesson.checks:
+        for lang in ("en", "zh"):   # feedback written for each choice, not one text for all
+            whys = [c.why[lang] for c in check.choices]
+            assert len(set(whys)) == len(whys), f"{check.id}: two choices share their feedback"
+
+
+def test_no_answer_position_holds_more_than_a_third_of_the_right_answers():
+    from collections import Counter
+    positions = Counter(c.answer for c in CHECKS)
+    assert max(positions.values()) <= len(CHECKS) / 3, positions
+
+
+def test_choices_are_balanced_in_length():
+    """The right answer must not give itself away by being the long, careful one."""
+    longest = 0
+    for check in CHECKS:
+        for lang in ("en", "zh"):
+            lengths = [len(c.text[lang]) for c in check.choices]
+            assert max(lengths) <= 2 * min(lengths), f"{check.id} ({lang}): choice lengths {lengths}"
+        en = [len(c.text["en"]) for c in check.choices]
+        longest += en[check.answer] == max(en) and en.count(max(en)) == 1
+    assert longest <= len(CHECKS) / 3, f"the right answer is the longest choice in {longest} of {len(CHECKS)} checks"
+
+
+def test_choices_are_shuffled_per_learner():
+    check = LESSONS[0].checks[0]
+    orders = {tuple(check.order(f"learner-{i}")) for i in range(40)}
+    assert len(orders) > 1 and all(sorted(o) == list(range(len(check.choices))) for o in orders)
+    assert check.order("same") == check.order("same")   # stable for one learner across reloads
+    first = [check.order(f"learner-{i}").index(check.answer) for i in range(600)]
+    share = [first.count(p) / len(first) for p in range(len(check.choices))]
+    assert all(abs(s - 1 / len(share)) < 0.07 for s in share), share
+
+
+def test_progress_counts_checks_passed_not_lessons_opened():
+    from decoding_lab.ui.lessons import checks as C
+    from decoding_lab.ui.lessons.views import picker_choices
+    les = LESSONS[0]
+    check = les.checks[0]
+    wrong = next(i for i in range(len(check.choices)) if i != check.answer)
+    msg, passed = C.answer(les, 0, wrong, "en", [])
+    assert passed == [] and check.choices[wrong].why["en"] in msg
+    msg, passed = C.answer(les, 0, check.answer, "zh", passed)
+    assert passed == [check.id] and check.choices[check.answer].why["zh"] in msg
+    assert not picker_choices(LESSONS, "en", passed)[0][0].startswith("✓")   # one check of several
+    all_ids = [c.id for c in les.checks]
+    assert picker_choices(LESSONS, "en", all_ids)[0][0].startswith("✓")
