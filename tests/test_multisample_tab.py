@@ -420,4 +420,4 @@ def test_summary_words_for_stopped_prefix_and_missing_answer():
     assert "no answer found" in tilt_views.texts_html("en", plain, stopped, 10.0)
     differ = tilt_views.summary("en", plain, _run([5, 9, 7], 10.0))
     assert "part at **step 1**" in differ and "1 of 1" not in differ and "3 of 3" in differ
-    assert "同样的 3 个 token" in tilt_views.summary("zh", plain, _run([5, 6, 7], 0.0))
+    assert "同样的 3 个词元" in tilt_views.summary("zh", plain, _run([5, 6, 7], 0.0))

@@ -93,7 +93,7 @@ ZH: dict[str, str] = {
     "language": "语言", "tab_explorer": "探索", "tab_compare": "对比", "tab_beam": "束搜索",
     "tab_lessons": "课程", "tab_determinism": "温度 0", "tab_grammar": "语法约束", "tab_multisample": "多次采样", "tab_missing": "此版本没有“{tab}”页。",
     "model": "模型", "hub_id": "…或 Hugging Face Hub 模型 id", "hub_id_info": "例如 Qwen/Qwen2.5-0.5B-Instruct（优先于列表）",
-    "prompt": "提示词", "chat": "提示格式", "chat_choice": "对话模板", "raw_choice": "原始文本", "model_box": "模型与提示词",
+    "prompt": "提示词", "chat": "提示词格式", "chat_choice": "对话模板", "raw_choice": "原始文本", "model_box": "模型与提示词",
     "stages_box": "解码阶段", "llama_box": "更多采样器（llama.cpp）",
     "order_preset": "阶段顺序", "order_preset_info": "真实推理引擎应用各阶段的顺序",
     "custom_order": "自定义顺序（逗号分隔）", "custom_order_info": "编辑后顺序切换为自定义",

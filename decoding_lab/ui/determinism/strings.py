@@ -19,10 +19,10 @@ EN: dict[str, str] = {
 }
 
 ZH: dict[str, str] = {
-    "intro": "同一个提示沿不同的数值路径做贪心解码（温度 0）。两个 token 几乎打平（margin 很小）时，"
+    "intro": "同一个提示词沿不同的数值路径做贪心解码（温度 0）。两个词元几乎打平（margin 很小）时，"
              "微小的数值差异就能翻转 argmax；此后文字就分开了。",
-    "prompt": "提示", "tokens": "生成 token 数", "variants": "数值路径", "run": "在每条路径上运行贪心",
-    "same": "{n} 个 token 全部与参照一致",
+    "prompt": "提示词", "tokens": "生成词元数", "variants": "数值路径", "run": "在每条路径上运行贪心",
+    "same": "{n} 个词元全部与参照一致",
     "diverge": "第 {step} 步开始不同：参照 {ref!r}，本路径 {var!r}（参照的 margin {m:.4f}）",
     "margins": "参照路径上前两名 logit 的差距", "step": "步", "margin": "第一名 − 第二名 logit",
     "flip": "分叉处",

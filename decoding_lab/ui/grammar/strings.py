@@ -75,7 +75,7 @@ ZH: dict[str, str] = {
     "text_info": "正则：Rust 语法 · JSON Schema · 选项：每行一个 · Lark：start: ... · GBNF：root ::= ...",
     "k_preset": "预设", "k_regex": "正则", "k_json_schema": "JSON Schema", "k_choices": "选项",
     "k_lark": "Lark", "k_gbnf": "GBNF",
-    "prompt": "提示词", "chat": "提示格式", "chat_choice": "对话模板", "raw_choice": "原始文本",
+    "prompt": "提示词", "chat": "提示词格式", "chat_choice": "对话模板", "raw_choice": "原始文本",
     "temperature": "温度", "temperature_info": "0 = 贪心", "seed": "随机种子",
     "max_tokens": "词元预算", "max_tokens_info": "在预算内没写完的受约束文本会被报告",
     "sec_step": "### 单步查看", "step": "单步", "step_n": "走 N 步", "n_steps": "N", "reset": "重置",
@@ -113,7 +113,7 @@ ZH: dict[str, str] = {
                    "受约束生成 {ct:.1f} 秒",
     "cmp_unfinished": "{k} 个受约束样本在语法满足前用完了词元：请提高“最多新词元数”。",
     "heal_without": "不修复（完整提示词之后）", "heal_with": "修复（删掉最后一个词元）",
-    "heal_summary": "被删掉的提示文本：`{removed}` · 与它一致的词元有 {allowed:,} 个，占模型概率的 {mass:.1%} · "
+    "heal_summary": "被删掉的提示词文本：`{removed}` · 与它一致的词元有 {allowed:,} 个，占模型概率的 {mass:.1%} · "
                     "模型原样重写被删词元的概率：{again:.1%}",
     "heal_nothing": "无需修复：提示词以特殊词元结尾。",
 }

@@ -53,7 +53,7 @@ ZH: dict[str, str] = {
              "中途停止后再运行同一命令即可续跑）：\n\n```\n{cli}\n```",
     "file": "扫描结果文件", "trunc": "截断方式（pass@k 曲线）", "k": "k（热力图与表格）", "metric": "热力图指标",
     "status": "**{model}** 在 *{task}* 上 — {total} 个格子中完成 {done} 个{partial}；n = {n} 个样本 × {problems} 个问题，"
-              "最多 {tokens} 个新 token。",
+              "最多 {tokens} 个新词元。",
     "partial": "（**部分扫描**：缺失的格子留空）",
     "passk_title": "pass@k 随温度的变化（截断：{trunc}）", "temperature": "温度", "passk_axis": "pass@k",
     "best_title": "每个 k 的最佳温度", "best_axis": "最佳温度", "any": "任意截断",
@@ -106,32 +106,32 @@ TILT_EN: dict[str, str] = {
 
 TILT_ZH: dict[str, str] = {
     "head": "### 验证器倾斜采样（实时）\n"
-            "pass@k 最优的采样器会把模型往“能通过”的文本倾斜：logits' = (z + η·V) / T。这里候选 token 的 V："
-            "从（已生成文本 + 该候选）出发做一段短的贪心 rollout，若得到正确的和则为 1，否则为 0；"
+            "pass@k 最优的采样器会把模型往“能通过”的文本倾斜：logits' = (z + η·V) / T。这里候选词元的 V："
+            "从（已生成文本 + 该候选）出发做一段短的贪心试推，若得到正确的和则为 1，否则为 0；"
             "只对按 z 排名前 m 的候选打分。点一次会在默认模型上用同一个种子先跑普通链（η = 0），再跑倾斜链。"
-            "每个倾斜步都要做一次批量 rollout：这是教学演示，不是快速采样器。**η = 0** 必须与普通采样逐 token 相同；"
+            "每个倾斜步都要做一次批量试推：这是教学演示，不是快速采样器。**η = 0** 必须与普通采样逐词元相同；"
             "**小 T 加大 η** 就是验证器贪心（取 V 最高的候选，V 相同时按 z）。",
     "problem": "加法题", "eta": "η（倾斜强度）", "temperature": "T（0 = 贪心）", "top_m": "打分的候选数 m",
-    "rollout_tokens": "rollout token 数", "seed": "种子", "max_new_tokens": "最多生成 token 数",
+    "rollout_tokens": "试推词元数", "seed": "种子", "max_new_tokens": "最多生成词元数",
     "run": "运行普通与倾斜", "stop": "停止", "try_eta0": "试试 η = 0（T = 0.7）", "try_vg": "试试 T = 0.05，η = 20",
     "plain": "普通（η = 0）", "tilted": "倾斜（η = {eta:g}）", "settings": "T = {t}，种子 {seed}",
     "greedy": "0（贪心）", "answer": "答案 {ans} — {verdict}（参考 {ref}）",
     "no_answer": "没有找到答案 — {verdict}（参考 {ref}）", "right": "<b class='tilt-ok'>✓ 正确</b>",
     "wrong": "<b class='tilt-bad'>✗ 错误</b>",
     "waiting": "等待中…",
-    "running": "正在运行倾斜链：第 {n} 步，{sec:.1f} 秒，已做 {r} 次 rollout…", "running_plain": "正在运行普通链…",
-    "same": "**相同的 token**：两次运行选出了同样的 {n} 个 token。",
-    "eta0": "**η = 0**：倾斜阶段什么也不做；同一个种子下两次运行选出了同样的 {n} 个 token：逐位就是普通温度采样。",
+    "running": "正在运行倾斜链：第 {n} 步，{sec:.1f} 秒，已做 {r} 次试推…", "running_plain": "正在运行普通链…",
+    "same": "**相同的词元**：两次运行选出了同样的 {n} 个词元。",
+    "eta0": "**η = 0**：倾斜阶段什么也不做；同一个种子下两次运行选出了同样的 {n} 个词元：逐位就是普通温度采样。",
     "differ": "两次运行在**第 {step} 步**分开：普通 {a!r}，倾斜 {b!r}。",
-    "prefix": "两次运行前 {n} 个 token 相同；之后其中一个结束了。",
+    "prefix": "两次运行前 {n} 个词元相同；之后其中一个结束了。",
     "vg": "验证器贪心：倾斜链选中的正是 V 最高的候选（V 相同按 z）的步数为 **{k} / {n}**。",
-    "cost": "普通 {p:.1f} 秒；倾斜 {t:.1f} 秒，做了 {r} 次最多 {rt} 个 token 的 rollout。",
+    "cost": "普通 {p:.1f} 秒；倾斜 {t:.1f} 秒，做了 {r} 次最多 {rt} 个词元的试推。",
     "why_stop": "倾斜运行提前停止（{why}）；判定基于目前的文本。",
     "stopped": "点击了“停止”", "time limit": "达到了 {sec:g} 秒的时间上限",
     "chart": "每步的候选：z（空心）与 z + η·V（实心；绿 V = 1，红 V = 0）；★ = 选中",
     "step": "步", "logit": "logit（÷T 之前）", "z": "z（模型）", "zV": "z + η·V", "picked": "选中",
-    "table": "倾斜运行，逐步", "c_step": "步", "c_token": "token", "c_z": "z", "c_V": "V", "c_zV": "z + ηV",
-    "c_logit": "(z + ηV)/T", "c_p": "p", "c_pick": "选中", "c_roll": "被判定的 rollout",
+    "table": "倾斜运行，逐步", "c_step": "步", "c_token": "词元", "c_z": "z", "c_V": "V", "c_zV": "z + ηV",
+    "c_logit": "(z + ηV)/T", "c_p": "p", "c_pick": "选中", "c_roll": "被判定的试推",
     "empty": "点击“运行普通与倾斜”后，这里显示每一步的候选",
 }
 
@@ -176,7 +176,7 @@ CTD_ZH: dict[str, str] = {
             "（在校准半边选出；留出集上的最优是 T = {ot1:g}，{or1:.3f}）为 **{grid1:.3f}**；"
             "差 {d1:+.3f} ± {s1:.3f}。k = {kn} 时：{ctdn:.3f} 对 {gridn:.3f}（T = {gtn:g}）；最优 {orn:.3f}（T = {otn:g}）。",
     "worse": "**这说明什么**：在这个模型上，CTD 不如直接在校准半边挑温度。这里对数概率对“是否正确”校准得很差："
-             "通过率确实随 log p 上升（见分箱的点），但每个 nat 上升得太慢，仿射拟合只要求很少的锐化（T_ctd = {t:g}）；"
+             "通过率确实随 log p 上升（见分箱的点），但每个奈特上升得太慢，仿射拟合只要求很少的锐化（T_ctd = {t:g}）；"
              "而网格的 T = {gt1:g} 把每个样本推向模型偏好的路径，pass@1 达到 {grid1:.2f}，而不是 {ctd1:.2f}。",
     "better": "**这说明什么**：这里 CTD 追平或超过了在校准半边选出的网格温度：对数概率与正确性足够相关，"
               "一个拟合出的标量就能带来收益。",
