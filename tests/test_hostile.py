@@ -139,3 +139,107 @@ def test_invalid_utf8_on_the_command_line_is_one_line():
     assert r.returncode == 2, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "lone surrogate" in lines[0] and "Traceback" not in err
+
+
+def test_a_caller_that_compiles_twice_in_a_row_is_never_its_own_busy(monkeypatch):
+    """A Reset compiles the constraint, then its matcher. Two visitors doing that at once with
+    two workers must never be refused: each worker is given back before its call returns."""
+    monkeypatch.setenv("DECODING_LAB_GRAMMAR_WORKERS", "2")
+    refused: list[str] = []
+
+    def visitor() -> None:
+        for i in range(1500):
+            try:
+                gcompile.bounded(sum, range(200))
+            except GrammarError as e:
+                refused.append(str(e))
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as possible: a gap, if any, shows at once
+    try:
+        threads = [threading.Thread(target=visitor) for _ in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=60)
+    finally:
+        sys.setswitchinterval(before)
+    assert refused == []
+
+
+# ----------------------------------------------------------------------------- properties (hypothesis)
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+BOUNDED = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
+                      st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=30), st.sampled_from(["NaN", "Infinity", "-inf", "1e999", " ", "1.5", "0x10"]))
+
+
+@BOUNDED
+@given(st.text(max_size=600))
+def test_no_message_can_open_a_tag(text):
+    out = plain(text)
+    assert "\n" not in out and "\r" not in out and len(out) <= 400
+    assert not any(out[i] == "<" and out[i + 1:i + 2].isalpha() or out[i:i + 2] in ("</", "<!", "<?")
+                   for i in range(len(out)))
+
+
+@BOUNDED
+@given(ANY_VALUE)
+def test_a_number_box_gives_a_finite_number_or_a_message_naming_it(value):
+    from decoding_lab.errors import SettingsError
+    from decoding_lab.ui.common.state import as_number, number_input
+    try:
+        got = number_input("token budget", value, 8, 256, integer=True)
+        assert isinstance(got, int) and not isinstance(got, bool) and 8 <= got <= 256
+    except SettingsError as e:
+        assert "token budget" in str(e)
+    for key in ("top_k", "top_p", "temperature"):   # the parameter table's rows, as the API sends them
+        from decoding_lab.params import PARAMS
+        try:
+            PARAMS[key].check(as_number(key, value))
+        except SettingsError as e:
+            assert PARAMS[key].label in str(e)
+
+
+@settings(max_examples=60, deadline=3000, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["regex", "json_schema", "choices", "lark", "gbnf"]),
+       st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from(
+           list("[](){}|*+?.\\\"':,\n") + ["\udcff"]), max_size=200))
+def test_any_constraint_text_compiles_or_is_one_line(kind, text):
+    """Whatever the text (brackets, quotes, a lone surrogate ...), the answer is a constraint
+    or one GrammarError line, quickly: never a panic, a recursion error or a traceback."""
+    t0 = time.monotonic()
+    try:
+        build_constraint(kind, text)
+    except GrammarError as e:
+        assert "\n" not in str(e)
+    assert time.monotonic() - t0 < 2.0
+
+
+@settings(max_examples=25, deadline=5000)
+@given(st.integers(33, 5000), st.sampled_from(["[", '{"a": ']))
+def test_any_nesting_past_the_depth_limit_is_refused_by_counting(depth, opener):
+    closer = "]" if opener == "[" else "}"
+    with pytest.raises(GrammarError, match="MAX_GRAMMAR_DEPTH|MAX_GRAMMAR_CHARS"):   # whichever bound comes first
+        build_constraint("json_schema", opener * depth + "1" + closer * depth)
+
+
+@pytest.mark.real
+def test_an_expired_grammar_session_says_so(monkeypatch, smollm):
+    """After the TTL the Grammar tab's session is gone; the tab's next Step starts at step 0 and says why."""
+    from decoding_lab.ui.grammar import handlers
+    from decoding_lab.ui.grammar.session import GrammarRequest
+    said: list[str] = []
+    monkeypatch.setattr(handlers.gr, "Warning", lambda text, *a, **k: said.append(text))
+    values = {"lang": "en", "model": "smollm2-135m-instruct", "hub_id": "", "kind": "preset", "preset": "integer",
+              "constraint": "", "prompt": "How many legs does a spider have?", "chat": "chat", "temperature": 0.0,
+              "seed": 0, "max_new_tokens": 16}
+    req = GrammarRequest.from_inputs(values)
+    fresh = handlers.session_for(req, None, started=False)
+    assert said == [] and fresh.stepper.tokens == []
+    handlers.session_for(req, None, started=True)
+    assert len(said) == 1 and "expired" in said[0] and "step 0" in said[0]
+    handlers.session_for(GrammarRequest.from_inputs({**values, "lang": "zh"}), None, started=True)
+    assert "过期" in said[-1]
