@@ -55,3 +55,18 @@ def test_a_crafted_stage_order_shows_text_only(browser, app_url):
     assert "unknown stage" in seen["text"]
     assert seen["evil"] == 0 and seen["bad"] == 0
     pg.close()
+
+
+def test_markup_in_a_grammar_shows_text_only(browser, app_url):
+    """An invalid regex made of markup: the error echoes it, as text. Typing into the number
+    boxes is the browser's job (it sends numbers only); the API side is tests/test_hostile_api.py."""
+    pg = browser.new_page(viewport={"width": 1366, "height": 900})
+    open_page(pg, app_url, tab="grammar")
+    pg.get_by_label("regex").first.check()
+    pg.fill("#grammar-text textarea", PAYLOAD + "([0-9]+")
+    pg.click("#grammar-step-btn")
+    seen = wait_for_toast(pg)
+    pg.screenshot(path=str(SHOTS / "hostile_grammar.png"))
+    assert "invalid regex" in seen["text"] and "evil" in seen["text"]
+    assert seen["evil"] == 0 and seen["bad"] == 0
+    pg.close()
