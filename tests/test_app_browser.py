@@ -78,12 +78,12 @@ def test_click_a_bar_forces_that_token(page, app_url):
     open_app(page, app_url)
     click_step(page)
     raw = chart_data(page)[0]
-    chosen = page.evaluate("document.querySelector('#generated-text .gen-tok:last-child')?.title")
+    chosen = page.evaluate("document.querySelector('#generated-text .gen-tok:last-child')?.getAttribute('aria-label')")
     target = raw["ids"][2]  # the third most likely token
     bars = page.locator("#dist-chart .js-plotly-plot .trace.bars").first.locator("path")
     bars.nth(2).click(force=True)
     page.wait_for_function("document.querySelector('#generated-text .gen-tok.forced') !== null")
-    title = page.evaluate("document.querySelector('#generated-text .gen-tok.forced').title")
+    title = page.evaluate("document.querySelector('#generated-text .gen-tok.forced').getAttribute('aria-label')")
     assert f"id {target} " in title and title != chosen
 
 

@@ -185,3 +185,73 @@ def test_strip_in_chinese_and_hide(browser, app_url):
     assert "␣ = 空格 · ↵ = 换行" in page.locator("#generated-text .gen-legend").inner_text()
     assert "对话模板" in page.locator("#gen-box details.gen-template > summary").inner_text()
     ctx.close()
+
+
+POPOVER_ROWS = """Array.from(document.querySelectorAll('#gen-pop.open .gen-alt')).map(b => ({
+    rank: b.querySelector('.gen-alt-rank').textContent, tok: b.querySelector('.gen-alt-tok').textContent,
+    p: b.querySelector('.gen-alt-p').textContent, fate: b.querySelector('.gen-alt-fate').textContent,
+    disabled: b.disabled}))"""
+
+
+def test_token_popover_lists_alternatives_and_forces_an_earlier_step(browser, app_url, smollm):
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+    from decoding_lab.ui.common.plots import show_token
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + CUT_QUERY)
+    page.wait_for_function("document.querySelector('#top-p input[type=number]').value === '0.7'")
+    page.click("#onboard-hide")
+    for _ in range(3):
+        step(page)
+    settings = SamplingSettings(temperature=1.0, top_k=10, top_p=0.7, seed=1)
+    core = Stepper.from_prompt(smollm, "Tell me a story.", True, settings, top_n=20)
+    traces = core.steps(3)
+    second = sorted(traces[1].top, key=lambda r: r.rank)[:6]
+
+    page.hover("#gen-box .gen-tok[data-step='1']")
+    page.wait_for_selector("#gen-pop.open")
+    assert page.inner_text("#gen-pop .gen-pop-head") == "Step 1: the top alternatives"
+    rows = page.evaluate(POPOVER_ROWS)
+    assert [r["tok"] for r in rows] == [show_token(r.token) for r in second]
+    assert [r["rank"] for r in rows] == [f"#{r.rank}" for r in second]
+    for shown, r in zip(rows, second):
+        assert shown["p"] == f"p {r.p_raw:.4f}" or shown["p"] == f"p {r.p_raw:.1e}"
+        if r.token_id == traces[1].chosen_token_id:
+            assert shown["fate"].startswith("★ chosen") and shown["disabled"]
+        elif r.cut_by:
+            assert shown["fate"] == f"✂ cut by {r.cut_by}"
+        else:
+            assert shown["fate"].startswith("kept")
+    page.screenshot(path=str(SHOTS / "teach_popover.png"))
+
+    # choose an alternative at step 1 (not the last step): it is forced there, steps 2.. become a branch
+    alt = next(i for i, r in enumerate(second) if r.token_id != traces[1].chosen_token_id)
+    page.locator("#gen-pop .gen-alt").nth(alt).click()
+    page.wait_for_function(f"{N_TOKENS} === 2 && document.querySelector('#gen-box .gen-tok.forced') !== null")
+    forced = page.locator("#gen-box .gen-tok.forced")
+    assert forced.get_attribute("data-step") == "1"
+    assert forced.inner_text().replace("↵", "\n") == show_token(second[alt].token).replace("↵", "\n")
+    core.rewind(1)
+    core.step(force_token_id=second[alt].token_id)
+    shown = page.evaluate("Array.from(document.querySelectorAll('#gen-box .gen-tok')).map(e => e.textContent)")
+    assert "".join(shown) == "".join(show_token(t.chosen_token) for t in core.traces)
+    page.click("#branches input")
+    page.wait_for_function("document.querySelectorAll('#branches li[role=option]').length > 0")
+    options = page.locator("#branches li[role=option]")
+    assert options.count() == 1 and "@1 +2" in options.first.text_content()   # steps 1-2 saved as a branch
+    ctx.close()
+
+
+def test_token_popover_opens_on_tap_in_chinese(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = open_page(ctx.new_page(), app_url + CUT_QUERY + "&lang=zh")
+    page.wait_for_function("document.querySelector('#step-btn').innerText.includes('单步')")
+    step(page)
+    page.tap("#gen-box .gen-tok[data-step='0']")
+    page.wait_for_selector("#gen-pop.open")
+    text = page.inner_text("#gen-pop")
+    assert "第 0 步：排名靠前的候选" in text and "被 top-p 截断" in text and "★ 被选中" in text, text
+    box = page.locator("#gen-pop").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390   # inside the phone's screen
+    page.screenshot(path=str(SHOTS / "teach_popover_phone_zh.png"))
+    ctx.close()

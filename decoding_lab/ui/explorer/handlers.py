@@ -70,6 +70,12 @@ def token_id_of(token: Any) -> int:
         raise SettingsError(f"token id must be a whole number, got {token!r:.40}") from None
 
 
+def pick_of(text: Any) -> tuple[int, int]:
+    """'3:1234' (a popover's choice) -> (step 3, token id 1234)."""
+    step, _, token = str(text or "").partition(":")
+    return whole_number(step if step.strip().isdigit() else None, "step", 0, 10**6), token_id_of(token)
+
+
 def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:
     """A lesson's preset: model, prompt and settings into the controls, then a fresh session
     that has run the preset's ``steps``, drawn."""
@@ -164,6 +170,23 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
             session.step(force_token_id=token_id)
         return render(ui, req.lang, session)
 
+    def on_force_at(v: dict) -> dict:
+        """A token's popover: force ``token`` at ``step`` of the shown run (any step, not only the
+        last); the steps after it are saved as a branch."""
+        at, token_id = pick_of(v["pick"])
+        session = v["session"]
+        if session is None:
+            raise SessionError("nothing to force yet: step first")
+        req = ExplorerRequest.from_inputs(v)
+        st = viewed(session, v).stepper
+        with session.locked(req.lang):
+            if at > len(st.tokens):
+                raise SessionError(f"step {at} is not in this run (it has {len(st.tokens)} steps)")
+            session.apply(req)
+            st.rewind(at)
+            session.step(force_token_id=token_id)
+        return render(ui, req.lang, session)
+
     def on_undo(v: dict) -> dict:
         session = v["session"]
         if session is None:
@@ -226,6 +249,8 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
                                  api_name="explorer_force", **busy)
     ev["force_click"] = ui.click_force.click(*model_job(on_force, {"token_id": ui.click_token}), views_out,
                                              api_name="explorer_force_click", api_visibility="undocumented", **busy)
+    ev["force_at"] = ui.alt_force.click(*model_job(on_force_at, {"pick": ui.alt_pick}), views_out,
+                                        api_name="explorer_force_at", **busy)
     ev["undo"] = ui.undo.click(*model_job(on_undo, with_controls=False), views_out, api_name="explorer_undo", **busy)
     ev["restore"] = ui.restore.click(*model_job(on_restore, {"branch": ui.branches}, with_controls=False), views_out,
                                      api_name="explorer_restore", concurrency_id="model")

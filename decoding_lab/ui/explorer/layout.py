@@ -18,7 +18,7 @@ from decoding_lab.ui.common.controls import any_hub_id_allowed, chat_choices, gr
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
-from decoding_lab.ui.explorer import onboarding
+from decoding_lab.ui.explorer import onboarding, popover
 from decoding_lab.ui.explorer.strings import tr
 from decoding_lab.ui.explorer.views import TABLE_KEYS
 
@@ -95,7 +95,10 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
                 ui.undo = L(gr.Button(t(lang, "undo"), elem_id="undo-btn", scale=1), "undo", "value")
                 ui.reset = L(gr.Button(t(lang, "reset"), elem_id="reset-btn", scale=1), "reset", "value")
             ui.gen_label = L(gr.Markdown(f"**{t(lang, 'generated')}**"), "generated_md", "value")
-            ui.gen = gr.HTML("", elem_id="generated-text", js_on_load=None)
+            ui.gen = gr.HTML("", elem_id="generated-text", js_on_load=popover.POPOVER_JS)
+            # Clicking an alternative in a token's popover writes "step:token_id" here and presses the button.
+            ui.alt_pick = gr.Textbox("", visible="hidden", elem_id="alt-pick-box")
+            ui.alt_force = gr.Button("force-at", visible="hidden", elem_id="alt-pick-btn")
             ui.dist = gr.Plot(plots.empty_figure(lang), elem_id="dist-chart", show_label=False)
             ui.log_y = L(gr.Checkbox(False, label=tr(lang, "log_view"), elem_id="log-view"), "explorer.log_view")
             with gr.Row():

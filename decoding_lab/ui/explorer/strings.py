@@ -30,6 +30,11 @@ EN: dict[str, str] = {
                   "3. Change a stage on the left (temperature, top-k, top-p …) and step again to see what it cuts.",
     "onboard_show": "Show me a cut", "onboard_hide": "Got it, hide this",
     "template_summary": "chat template around your prompt ({n} lines; click to show)",
+    # alternatives in the text
+    "gen_hint": "colour = probability of the chosen token; hover or tap a token for its alternatives",
+    "pop_head": "Step {step}: the top alternatives",
+    "pop_hint": "Click one to force it at this step (the rest is saved as a branch).",
+    "pop_chosen": "★ chosen · final {p}", "pop_kept": "kept · final {p}", "pop_cut": "✂ cut by {stage}",
 }
 
 ZH: dict[str, str] = {
@@ -53,6 +58,10 @@ ZH: dict[str, str] = {
                   "3. 在左侧修改一个阶段（温度、top-k、top-p …），再走一步，看它截断了什么。",
     "onboard_show": "给我看一次截断", "onboard_hide": "知道了，隐藏",
     "template_summary": "包在你的提示词外的对话模板（{n} 行；点击展开）",
+    "gen_hint": "颜色 = 被选词元的概率；悬停或点按词元查看其他候选",
+    "pop_head": "第 {step} 步：排名靠前的候选",
+    "pop_hint": "点击一个候选，在这一步强制选择它（其后的内容保存为分支）。",
+    "pop_chosen": "★ 被选中 · 最终 {p}", "pop_kept": "保留 · 最终 {p}", "pop_cut": "✂ 被 {stage} 截断",
 }
 
 register("explorer", EN, ZH)

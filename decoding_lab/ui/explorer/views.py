@@ -14,7 +14,7 @@ from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import show_token
 from decoding_lab.ui.explorer.chart import dist_chart
-from decoding_lab.ui.explorer import strings
+from decoding_lab.ui.explorer import popover, strings
 
 TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
               "col_kept", "col_forced", "col_ms")
@@ -86,7 +86,8 @@ def prompt_html(stepper: Any, lang: str, session: Any = None) -> str:
 
 def generated_html(stepper: Any, lang: str, session: Any = None) -> str:
     """The prompt (``prompt_html``), then each generated token as a span coloured by the
-    probability it was drawn with (p final), with step, rank and probabilities on hover."""
+    probability it was drawn with (p final); hovering or tapping one opens its alternatives
+    (``popover``)."""
     if stepper is None:
         return f"<div id='gen-box' class='gen-box empty'>{html.escape(t(lang, 'no_session'))}</div>"
     parts = [prompt_html(stepper, lang, session)]
@@ -95,10 +96,11 @@ def generated_html(stepper: Any, lang: str, session: Any = None) -> str:
                  f" · p final {tr.chosen_p_final:.4f}" + (" · forced" if tr.forced else ""))
         cls = "gen-tok forced" if tr.forced else "gen-tok"
         parts.append(f"<span class='{cls}' data-step='{tr.step}' data-p='{tr.chosen_p_final:.6f}' "
-                     f"data-rank='{tr.chosen_rank}' title='{html.escape(title, quote=True)}' "
+                     f"data-rank='{tr.chosen_rank}' aria-label='{html.escape(title, quote=True)}' "
+                     f"{popover.token_attrs(tr, lang)} "
                      f"style='background:{prob_colour(tr.chosen_p_final)}'>{_visible(tr.chosen_token)}</span>")
     legend = (f"<div class='gen-legend'><span class='gen-ws-note'>{html.escape(strings.tr(lang, 'whitespace_note'))}</span> · "
-              f"{html.escape(t(lang, 'generated_hint'))} "
+              f"{html.escape(strings.tr(lang, 'gen_hint'))} "
               f"<span style='background:{prob_colour(0)}'>p≈0</span><span style='background:{prob_colour(0.5)}'>0.5</span>"
               f"<span style='background:{prob_colour(1)}'>1</span></div>")
     return f"<div id='gen-box' class='gen-box'>{''.join(parts)}</div>{legend}"
