@@ -255,3 +255,18 @@ def test_token_popover_opens_on_tap_in_chinese(browser, app_url):
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390   # inside the phone's screen
     page.screenshot(path=str(SHOTS / "teach_popover_phone_zh.png"))
     ctx.close()
+
+
+def test_phone_puts_the_step_row_and_chart_before_the_settings(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = open_page(ctx.new_page(), app_url)
+    page.click("#onboard-hide")
+    y = lambda sel: page.locator(sel).first.bounding_box()["y"]  # noqa: E731
+    assert y("#step-btn") + 40 < 844                      # Step is on the first screen
+    assert y("#dist-chart") < y("#prompt") < y("#temperature")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390   # no sideways scrolling
+    step(page)
+    title, leg = box(page, "#dist-chart .gtitle"), box(page, "#dist-chart .legend")
+    assert not overlap(title, leg)
+    page.screenshot(path=str(SHOTS / "teach_phone.png"), full_page=False)
+    ctx.close()

@@ -65,8 +65,9 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
     ui.session = session_state()  # the visitor's stepper (and KV cache); expires when idle
     # Did this tab ever have a session? (tiny, never expires): so an expired one can say so.
     ui.started = gr.State(False)
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=1, min_width=330, elem_classes=["controls"]):
+    # On a phone the columns stack; CSS (assets/app.css, "Explorer: phone") puts the main one first.
+    with gr.Row(equal_height=False, elem_id="explorer-row"):
+        with gr.Column(scale=1, min_width=330, elem_classes=["controls"], elem_id="explorer-controls"):
             with gr.Accordion(t(lang, "model_box"), open=True) as acc:
                 L(acc, "model_box")
                 ui.model = L(gr.Dropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
@@ -82,7 +83,7 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
                 L(acc2, "stages_box")
                 ui.settings = setting_controls(L, lang)
                 ui.top_n = L(gr.Slider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
-        with gr.Column(scale=3, min_width=480):
+        with gr.Column(scale=3, min_width=480, elem_id="explorer-main"):
             ui.onboard = onboarding.strip(L, lang)   # first visit only (see onboarding.py)
             ui.status = gr.Markdown(t(lang, "no_session"), elem_id="status")
             with gr.Row(elem_classes=["step-buttons"]):

@@ -27,7 +27,7 @@ EN: dict[str, str] = {
                   "1. **Step** asks the model for the probability of every possible next token, then decoding picks one.  \n"
                   "2. On the chart, light bars are what the model said; blue is what decoding kept, orange the pick, "
                   "and each hatched colour a token cut by a named stage (hover a bar for its numbers).  \n"
-                  "3. Change a stage on the left (temperature, top-k, top-p …) and step again to see what it cuts.",
+                  "3. Change a stage in the settings (temperature, top-k, top-p …) and step again to see what it cuts.",
     "onboard_show": "Show me a cut", "onboard_hide": "Got it, hide this",
     "template_summary": "chat template around your prompt ({n} lines; click to show)",
     # alternatives in the text
@@ -55,7 +55,7 @@ ZH: dict[str, str] = {
                   "1. **单步**：模型给出每个可能的下一个词元的概率，解码再从中选出一个。  \n"
                   "2. 图中浅色柱是模型给出的概率；蓝色是解码保留的，橙色是选中的，"
                   "每种带斜纹的颜色表示被某个阶段截断的词元（悬停在柱上查看数值）。  \n"
-                  "3. 在左侧修改一个阶段（温度、top-k、top-p …），再走一步，看它截断了什么。",
+                  "3. 在设置中修改一个阶段（温度、top-k、top-p …），再走一步，看它截断了什么。",
     "onboard_show": "给我看一次截断", "onboard_hide": "知道了，隐藏",
     "template_summary": "包在你的提示词外的对话模板（{n} 行；点击展开）",
     "gen_hint": "颜色 = 被选词元的概率；悬停或点按词元查看其他候选",
