@@ -13,7 +13,7 @@ when it starts.
 | ``DECODING_LAB_MAX_BEAMS`` | 16 | ``num_beams`` of beam search |
 | ``DECODING_LAB_MAX_SAMPLES`` | 64 | ``n`` samples drawn in one batch |
 | ``DECODING_LAB_MAX_SWEEP_SAMPLES`` | 20000 | generations in one sweep (cells x problems x n) |
-| ``DECODING_LAB_CONCURRENCY`` | 2 | model jobs running at once in the app (all visitors) |
+| ``DECODING_LAB_CONCURRENCY`` | 2 | model jobs running at once in the app (all visitors): the model slots |
 | ``DECODING_LAB_QUEUE_SIZE`` | 64 | jobs waiting in the app's queue; more are refused |
 | ``DECODING_LAB_SESSION_JOBS`` | 1 | model jobs one browser tab may run at once |
 | ``DECODING_LAB_SESSION_TTL`` | 1800 | seconds a tab's work (a stepper and its KV cache, a run) outlives |
@@ -24,7 +24,8 @@ when it starts.
 | ``DECODING_LAB_MAX_CHOICES`` | 1000 | strings in a list of choices |
 | ``DECODING_LAB_MAX_GRAMMAR_DEPTH`` | 32 | nesting depth of a JSON schema (objects and lists inside each other) |
 | ``DECODING_LAB_GRAMMAR_SECONDS`` | 10 | seconds one grammar may take to compile (in its own small worker pool) |
-| ``DECODING_LAB_GRAMMAR_WORKERS`` | 2 | grammars compiling at once (all visitors); one more is refused as busy |
+| ``DECODING_LAB_GRAMMAR_WORKERS`` | 2 | grammars compiling at once (all visitors), holding no model slot; one more is |
+|                                  |   | refused as busy |
 | ``DECODING_LAB_MAX_FILE_BYTES`` | 1000000 | size of a file the CLI reads (schema, grammar, sweep report) |
 | ``DECODING_LAB_PUBLIC`` | off | public deployment: Hub ids only from the allow-list, no model-written code |
 | ``DECODING_LAB_ALLOWED_MODELS`` | empty | comma-separated Hub ids allowed in public mode (``*``: any) |
