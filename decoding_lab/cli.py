@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from decoding_lab.errors import UserError
 from decoding_lab.params import PARAMS, parse_bias_text
+from decoding_lab.engines import DEFAULTS_PRESETS, engine_defaults
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 
 
@@ -38,23 +39,27 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--chat", dest="chat", action="store_true", default=None, help="apply the chat template")
     mode.add_argument("--raw", dest="chat", action="store_false", help="use the prompt as is")
     _add_settings(p)
-    p.add_argument("--order", default="transformers",
-                   help=f"a preset ({', '.join(PRESET_ORDERS)}) or comma-separated stage names")
+    p.add_argument("--order", default=None,
+                   help=f"a preset ({', '.join(PRESET_ORDERS)}) or comma-separated stage names (default transformers)")
+    p.add_argument("--engine-defaults", default=None, choices=list(DEFAULTS_PRESETS),
+                   help="start from what this engine uses when a request sets nothing (its order and defaults; "
+                        "for transformers and vllm, the model's generation_config); the flags you give override it")
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _add_grammar(p)
 
 
 def _add_settings(p: argparse.ArgumentParser) -> None:
-    """One flag per row of the parameter table (``decoding_lab.params``); defaults are "off"."""
+    """One flag per row of the parameter table (``decoding_lab.params``). A flag not given is
+    ``None``: off, or the engine's default with ``--engine-defaults``."""
     for param in PARAMS.values():
         dest = param.key
         if param.kind == "bool":
-            p.add_argument(param.cli_flag, dest=dest, action="store_true", help=param.help)
+            p.add_argument(param.cli_flag, dest=dest, action="store_const", const=True, default=None, help=param.help)
         elif param.kind == "bias":
-            p.add_argument(param.cli_flag, dest=dest, default="", metavar="ID:BIAS,…", help=param.help)
+            p.add_argument(param.cli_flag, dest=dest, default=None, metavar="ID:BIAS,…", help=param.help)
         else:
-            p.add_argument(param.cli_flag, dest=dest, type=int if param.integer else float, default=param.default,
+            p.add_argument(param.cli_flag, dest=dest, type=int if param.integer else float, default=None,
                            help=param.help)
 
 
@@ -102,10 +107,16 @@ def _add_extra_commands(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- helpers
-def settings_from_args(a: argparse.Namespace) -> SamplingSettings:
-    values = {k: getattr(a, k) for k in PARAMS}
-    values["logit_bias"] = parse_bias_text(values["logit_bias"])
-    return SamplingSettings(**values, order=a.order)
+def settings_from_args(a: argparse.Namespace, lm: Any = None) -> SamplingSettings:
+    """The flags given, over the engine's defaults (``--engine-defaults``) or over "off"."""
+    given = {k: getattr(a, k) for k in PARAMS if getattr(a, k, None) is not None}
+    if "logit_bias" in given:
+        given["logit_bias"] = parse_bias_text(given["logit_bias"])
+    name = getattr(a, "engine_defaults", None)
+    if name:
+        base = engine_defaults(name, getattr(getattr(lm, "model", None), "generation_config", None))
+        return base.replace(**given, **({"order": a.order} if a.order else {}))
+    return SamplingSettings(**given, order=a.order or "transformers")
 
 
 def _model(a: argparse.Namespace) -> Any:
@@ -171,8 +182,10 @@ def cmd_step(a: argparse.Namespace) -> None:
     _check_positive("--steps", a.steps)
     _check_positive("--max-new-tokens", a.max_new_tokens)
     _check_positive("--top-n", a.top_n)
-    settings = settings_from_args(a)
+    settings = settings_from_args(a)   # bad flags fail before the model loads
     lm = _model(a)
+    if a.engine_defaults in ("transformers", "vllm"):   # these read the model's generation_config
+        settings = settings_from_args(a, lm)
     stepper = Stepper(lm, _prompt_ids(lm, a), settings, top_n=a.top_n, extra_stages=_grammar_stages(lm, a),
                       max_new_tokens=a.max_new_tokens)
     for _ in range(min(a.steps, a.max_new_tokens)):
@@ -197,6 +210,8 @@ def cmd_generate(a: argparse.Namespace) -> None:
         raise CliError("sampling needs --temperature > 0; use --strategy greedy for temperature 0")
     from decoding_lab import strategies
     lm = _model(a)
+    if a.engine_defaults in ("transformers", "vllm"):   # these read the model's generation_config
+        settings = settings_from_args(a, lm)
     ids = _prompt_ids(lm, a)
     extra = _grammar_stages(lm, a)
     if a.strategy == "greedy":

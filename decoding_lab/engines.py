@@ -102,10 +102,10 @@ def engines_with(stage: str) -> list[str]:
 
 #: Name -> (preset, one-line description). ``engine_defaults(name, model)`` builds the settings.
 DEFAULTS_PRESETS: dict[str, tuple[str, str]] = {
-    "llama-server defaults": ("llama.cpp", "T 0.8, top-k 40, top-p 0.95, min-p 0.05, penalties off (window 64)"),
-    "vLLM defaults": ("vllm", "T 1 sampling, overridden by the model's generation_config (--generation-config auto)"),
-    "transformers generate() defaults": ("transformers", "the model's generation_config; greedy unless it sets "
-                                                         "do_sample, and top-k 50 when sampling"),
+    "llama-server": ("llama.cpp", "T 0.8, top-k 40, top-p 0.95, min-p 0.05, penalties off (window 64)"),
+    "vllm": ("vllm", "T 1 sampling, overridden by the model's generation_config (--generation-config auto)"),
+    "transformers": ("transformers", "the model's generation_config; greedy unless it sets do_sample, "
+                                     "and top-k 50 when sampling"),
 }
 
 # llama.cpp's common_params_sampling defaults (common/common.h at the commit in _LLAMA_VERSION).
@@ -134,15 +134,15 @@ def engine_defaults(name: str, generation_config: Any = None) -> Any:
     ``generation_config`` is the loaded model's (a transformers ``GenerationConfig`` or a
     dict); GGUF files carry none, so transformers' own defaults apply to them.
 
-    >>> s = engine_defaults("llama-server defaults")
+    >>> s = engine_defaults("llama-server")
     >>> s.order, s.temperature, s.top_k, s.top_p, s.min_p
     ('llama.cpp', 0.8, 40, 0.95, 0.05)
-    >>> engine_defaults("vLLM defaults", {"temperature": 0.6, "top_p": 0.9}).top_p
+    >>> engine_defaults("vllm", {"temperature": 0.6, "top_p": 0.9}).top_p
     0.9
-    >>> t = engine_defaults("transformers generate() defaults", {"do_sample": True, "temperature": 0.7})
+    >>> t = engine_defaults("transformers", {"do_sample": True, "temperature": 0.7})
     >>> t.temperature, t.top_k
     (0.7, 50)
-    >>> engine_defaults("transformers generate() defaults").temperature     # no do_sample: greedy
+    >>> engine_defaults("transformers").temperature     # no do_sample: greedy
     0.0
     """
     from decoding_lab.errors import SettingsError
