@@ -11,7 +11,8 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
 * ``kind = "decode"``: run greedy or beam search for ``steps`` tokens and read ``logprob`` (the
   sum of the chosen tokens' log-probabilities) or ``text``;
 * ``kind = "sweep"``: read a shipped sweep file (no model): ``pass@K`` or ``vote`` (majority of
-  the samples) for a cell given by ``temperature`` and ``truncation``.
+  the samples) for a cell given by ``temperature`` and ``truncation``; a variant may name its own
+  ``measure`` (greedy's pass@1 beside a vote, say).
 
 ``expect`` holds the values a test measured on this code (``tests/test_lessons_claims.py`` runs
 every experiment and compares); they are the fallback when a run cannot be done.
@@ -207,9 +208,10 @@ def _sweep_value(exp: Experiment, v: Variant) -> float:
     T, trunc = float(v.options["temperature"]), str(v.options.get("truncation", "none"))
     cell = next(c for c in data["cells"] if c["temperature"] == T and c["truncation"] == trunc)
     outcomes = cell["outcomes"]
-    if exp.measure == "vote":
+    measure = str(v.options.get("measure", exp.measure))
+    if measure == "vote":
         return sum(bool(o["vote_correct"]) for o in outcomes) / len(outcomes)
-    if exp.measure.startswith("pass@"):
-        k = int(exp.measure[5:])
+    if measure.startswith("pass@"):
+        k = int(measure[5:])
         return sum(pass_at_k(len(o["correct"]), sum(o["correct"]), k) for o in outcomes) / len(outcomes)
-    raise ValueError(f"unknown measure {exp.measure!r} for a sweep experiment")
+    raise ValueError(f"unknown measure {measure!r} for a sweep experiment")

@@ -10,9 +10,10 @@ one idea each; the tab shows one screen at a time (large type in teacher mode).
   *transfer* question, which the text does not answer word for word.
 * ``claims`` name the quantitative statements a lesson makes; each one is checked by a test on
   the live model or the shipped files (``tests/test_lessons_claims.py``). Every number in the
-  text must be in a claim, an experiment's tested result, or the lesson's ``inputs`` (numbers
-  the lesson sets, defines or cites rather than measures); ``tests/test_lessons.py`` fails on
-  any other.
+  text (either language) must be in one of the lesson's claims, an experiment's tested result
+  or settings, or the lesson's ``inputs``: numbers the lesson sets, defines or cites rather than
+  measures, each with its reason; ``tests/test_lessons.py`` fails on any other
+  (:func:`numbers_in` says what counts as a number).
 
 Schema (every text field has ``en`` and ``zh``)::
 
@@ -20,7 +21,8 @@ Schema (every text field has ``en`` and ``zh``)::
     slug = "temperature"
     title = {en = "...", zh = "..."}
     text = {en = "...", zh = "..."}
-    inputs = ["0.7", "2"]        # numbers set or cited, not measured
+    [inputs]                     # numbers set, defined or cited, not measured: number = reason
+    "0.7" = "the temperature the lesson sets"
     [preset]                     # what "Load this experiment" sets up in another tab
     tab = "explorer"             # explorer | compare | beam | grammar | multisample | determinism
     prompt = "..."
@@ -48,6 +50,7 @@ Schema (every text field has ``en`` and ``zh``)::
 from __future__ import annotations
 
 import random
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,7 +115,7 @@ class Lesson:
     checks: list[Check]
     experiments: list[Experiment] = field(default_factory=list)
     claims: list[dict[str, str]] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
+    inputs: dict[str, str] = field(default_factory=dict)   # number -> why it needs no claim
 
     def screens(self, lang: str) -> list[str]:
         """The text split into screens (one idea each)."""
@@ -179,7 +182,30 @@ def parse_lesson(data: dict, where: str = "lesson") -> Lesson:
             raise LessonError(f"{where}: experiment {e.id!r} is on screen {e.screen}, the lesson has {n_screens}")
     return Lesson(number=number, slug=str(data["slug"]), title=_bilingual(data, "title", where), text=text,
                   preset=preset, look_at=look_at, checks=checks, experiments=experiments,
-                  claims=list(data.get("claims", [])), inputs=[str(x) for x in data.get("inputs", [])])
+                  claims=list(data.get("claims", [])), inputs=_inputs(data.get("inputs", {}), where))
+
+
+def _inputs(data: Any, where: str) -> dict[str, str]:
+    """``[inputs]``: each number the lesson sets or cites, with the reason it needs no test."""
+    if not isinstance(data, dict) or not all(isinstance(r, str) and r.strip() for r in data.values()):
+        raise LessonError(f"{where}: 'inputs' maps each number to a short reason")
+    return {str(k): v for k, v in data.items()}
+
+
+# A number in lesson text: digits with thousands commas, a decimal part and an exponent
+# ("49,152", "0.0075", "1e-3"). Digits glued to a letter, a dot or a hyphen before them are part
+# of a name ("SmolLM2", "Gemma-3", "V1", "pass@k"), not a quantity.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.@^\-])(\d+(?:,\d{3})*(?:\.\d+)?(?:e[-−]\d+)?)(%?)(?![A-Za-z0-9_])")
+
+
+def numbers_in(text: str) -> set[float]:
+    """The numbers a text states, as values: signs dropped ("−20.9" and "20.9" are one claim),
+    percentages as fractions ("41%" is 0.41).
+
+    >>> sorted(numbers_in("SmolLM2 gives 0.60 vs 0.6; 49,152 tokens; p < 1e-3; 41%; pass@16; Gemma-3"))
+    [0.001, 0.41, 0.6, 49152.0]
+    """
+    return {float(m.replace(",", "").replace("−", "-")) / (100 if pct else 1) for m, pct in _NUMBER.findall(text)}
 
 
 def load_lessons(folder: Path | None = None) -> list[Lesson]:

@@ -451,6 +451,25 @@ def _penalty_sweep(smollm, gemma):
     assert [o.answers for o in live.outcomes] == [o["answers"] for o in cells["rep"]["outcomes"][:2]]
 
 
+@check("sweep-three-scores")
+def _three_scores(smollm, gemma):
+    """Lesson 1's three honest scores for one model, recomputed from the shipped sweep's outcomes."""
+    from decoding_lab.multisample.passk import pass_at_k
+    d = _sweep()
+    assert d["config"]["problems"] == 50 and d["config"]["n"] == 16
+
+    def pass1(T):
+        out = _cell(d, T)["outcomes"]
+        return sum(pass_at_k(16, sum(o["correct"]), 1) for o in out) / len(out)
+
+    def vote(T):
+        out = _cell(d, T)["outcomes"]
+        return sum(bool(o["vote_correct"]) for o in out) / len(out)
+
+    assert pass1(0.0) == pytest.approx(0.56) and vote(0.0) == pytest.approx(0.56)
+    assert pass1(0.7) == pytest.approx(0.38, abs=0.005) and vote(0.3) == pytest.approx(0.80)
+
+
 # ----------------------------------------------------------------------------- every lesson experiment
 EXPERIMENTS = {f"{les.number}/{e.id}": e for les in LESSONS.values() for e in les.experiments}
 
