@@ -258,3 +258,15 @@ def test_fractional_and_boolean_integers_are_refused(client):
         with pytest.raises(SettingsError, match="whole number"):
             token_id_of(bad)
     assert token_id_of("7") == 7 and token_id_of(7.0) == 7
+
+
+def test_temperature_zero_tab_shows_the_two_engines_part(client):
+    """The same GGUF through transformers (float32) and llama.cpp's kernels, live in the tab."""
+    from decoding_lab.llamacpp import available
+    if not available():
+        pytest.fail("llama-cpp-python is part of the test set-up (scripts/install.sh)")
+    html_out, _fig = client.predict(
+        model="smollm2-135m-instruct", hub="", chat="chat", prompt="What is the capital of France?",
+        tokens=6, variants=["float32, cached", "llama.cpp kernels, same GGUF"], api_name="/determinism_run")
+    assert "The capital of France is" in html_out
+    assert "llama.cpp kernels, same GGUF</b>: first differs at step 0" in html_out
