@@ -69,3 +69,26 @@ def test_log_view_has_one_tick_per_decade(tiny_lm):
     assert all(b / a == pytest.approx(10) for a, b in zip(vals, vals[1:]))
     assert log_ticks(-4) == ([1e-4, 1e-3, 1e-2, 0.1, 1.0], ["10⁻⁴", "10⁻³", "0.01", "0.1", "1"])
     assert (fmt_p(0.0), fmt_p(0.25), fmt_p(4.2e-6)) == ("0", "0.2500", "4.2e-06")
+
+
+def test_busy_refusal_becomes_a_notice_not_an_error():
+    import gradio as gr
+    from decoding_lab.ui.common.i18n import t
+    from decoding_lab.ui.explorer.busy import calm_when_busy
+
+    def busy(lang):
+        raise gr.Error(t(lang, "busy"))
+
+    def broken(lang):
+        raise gr.Error("something else")
+
+    def stream(lang):
+        yield {"a": 1}
+        raise gr.Error(t(lang, "busy"))
+
+    status = object()
+    out = calm_when_busy(busy, status)("zh")
+    assert list(out) == [status]                                   # nothing else on the page changes
+    with pytest.raises(gr.Error, match="something else"):
+        calm_when_busy(broken, status)("en")
+    assert [list(x) for x in calm_when_busy(stream, status)("en")] == [["a"], [status]]

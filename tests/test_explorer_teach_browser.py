@@ -270,3 +270,18 @@ def test_phone_puts_the_step_row_and_chart_before_the_settings(browser, app_url)
     assert not overlap(title, leg)
     page.screenshot(path=str(SHOTS / "teach_phone.png"), full_page=False)
     ctx.close()
+
+
+def test_a_changed_prompt_starts_a_new_run(page):
+    page.click("#onboard-hide")
+    step(page)
+    step(page)
+    page.fill("#prompt textarea", "Tell me a story.")
+    page.click("#step-btn")
+    page.wait_for_function("document.querySelector('#status').innerText.includes('new run')")
+    assert page.evaluate(N_TOKENS) == 1
+    assert "“Tell me a story.”" in page.inner_text("#gen-box details.gen-template > summary")
+    assert "New prompt or model: this is a new run from step 0" in page.inner_text("#status")
+    step(page)   # the notice is said once
+    assert "new run" not in page.inner_text("#status")
+    page.screenshot(path=str(SHOTS / "teach_new_run.png"))

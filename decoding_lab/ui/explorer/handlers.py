@@ -23,6 +23,7 @@ from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.explorer import onboarding
+from decoding_lab.ui.explorer.busy import calm_when_busy
 from decoding_lab.ui.explorer.request import ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
@@ -30,17 +31,26 @@ FULL_EVERY = 1.0  # seconds between full redraws while playing
 LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
 
 
-def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool = False) -> ExplorerSession:
-    """The visitor's session, or a fresh one built from ``req``. A changed model or prompt only
-    takes effect on Reset (the settings do from the next step: ``session.apply``). When this tab
-    had a session and it is gone, it expired (``DECODING_LAB_SESSION_TTL``): say so."""
+def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool = False,
+            restart: bool = True) -> ExplorerSession:
+    """The visitor's session, or a fresh one built from ``req``. A changed model or prompt starts
+    a new run, and the status line says so (with ``restart=False``, for forcing a token of the
+    run on screen, the old run goes on with a warning). Settings apply from the next step
+    (``session.apply``). When this tab had a session and it is gone, it expired
+    (``DECODING_LAB_SESSION_TTL``): say so."""
     if session is None:
         if started:
             from decoding_lab import limits
             gr.Warning(plain(t(req.lang, "session_expired", minutes=max(1, round(limits.current().session_ttl / 60)))))
         return session_for(req)
+    session.notice = ""
     if not session.built_from(req):
-        gr.Warning(t(req.lang, "stale_prompt"))
+        if not restart:
+            gr.Warning(t(req.lang, "stale_prompt"))
+            return session
+        fresh = session_for(req)
+        fresh.notice = "new_run"
+        return fresh
     return session
 
 
@@ -111,7 +121,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def model_job(fn: Callable, extra: dict[str, Any] | None = None, with_controls: bool = True) -> tuple:
         """(handler, inputs): ``fn`` on named inputs, user errors as toasts, in a job slot of the tab."""
         inputs, names = inputs_of({**state, **(controls if with_controls else {}), **(extra or {})})
-        return gated(named(guarded(gpu(fn)), names), ctx.jobs), inputs
+        return calm_when_busy(gated(named(guarded(gpu(fn)), names), ctx.jobs), ui.status), inputs
 
     def on_reset(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
@@ -161,7 +171,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_force(v: dict) -> dict:
         token_id = token_id_of(v["token_id"])
         req = ExplorerRequest.from_inputs(v)
-        session = viewed(prepare(req, v["session"], v["started"]), v)
+        session = viewed(prepare(req, v["session"], v["started"], restart=False), v)
         st = session.stepper
         with session.locked(req.lang):
             session.apply(req)

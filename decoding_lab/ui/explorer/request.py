@@ -72,6 +72,7 @@ class ExplorerSession(Session):
     chat: bool
     stepper: Any  # decoding_lab.stepper.Stepper
     log_y: bool = False  # the distribution chart on a log scale (a view choice, kept with the run)
+    notice: str = ""     # a string key the status line adds once ("new_run": the prompt or model changed)
 
     def built_from(self, req: ExplorerRequest) -> bool:
         """Whether ``req`` names this session's model, prompt and prompt format."""

@@ -30,6 +30,8 @@ EN: dict[str, str] = {
                   "3. Change a stage in the settings (temperature, top-k, top-p …) and step again to see what it cuts.",
     "onboard_show": "Show me a cut", "onboard_hide": "Got it, hide this",
     "template_summary": "chat template around your prompt ({n} lines; click to show)",
+    # no silent surprises
+    "new_run": "New prompt or model: this is a new run from step 0",
     # alternatives in the text
     "gen_hint": "colour = probability of the chosen token; hover or tap a token for its alternatives",
     "pop_head": "Step {step}: the top alternatives",
@@ -59,6 +61,7 @@ ZH: dict[str, str] = {
     "onboard_show": "给我看一次截断", "onboard_hide": "知道了，隐藏",
     "template_summary": "包在你的提示词外的对话模板（{n} 行；点击展开）",
     "gen_hint": "颜色 = 被选词元的概率；悬停或点按词元查看其他候选",
+    "new_run": "提示词或模型已更改：这是从第 0 步开始的新一轮",
     "pop_head": "第 {step} 步：排名靠前的候选",
     "pop_hint": "点击一个候选，在这一步强制选择它（其后的内容保存为分支）。",
     "pop_chosen": "★ 被选中 · 最终 {p}", "pop_kept": "保留 · 最终 {p}", "pop_cut": "✂ 被 {stage} 截断",

@@ -42,7 +42,7 @@ def render(parts: Any, lang: str, session: Any) -> dict:
         parts.table: pd.DataFrame(rows, columns=headers),
         parts.candidates: gr.update(choices=candidate_choices(tr), value=None),
         parts.branches: gr.update(choices=branch_choices(st), value=None),
-        parts.status: status_md(st, lang, session.model_name if session else ""),
+        parts.status: with_notice(status_md(st, lang, session.model_name if session else ""), session, lang),
         parts.session: session,
         **({parts.started: True} if session is not None else {}),   # left out: a redraw never clears the flag
     }
@@ -59,7 +59,8 @@ def dist_view(session: Any, lang: str) -> Any:
 def text_views(parts: Any, lang: str, session: Any) -> dict:
     """The cheap part of ``render`` (text and status), sent between chart redraws while playing."""
     st = session.stepper
-    return {parts.gen: generated_html(st, lang, session), parts.status: status_md(st, lang, session.model_name),
+    return {parts.gen: generated_html(st, lang, session),
+            parts.status: with_notice(status_md(st, lang, session.model_name), session, lang),
             parts.session: session}
 
 
@@ -162,6 +163,12 @@ def branch_choices(stepper: Any) -> list[tuple[str, int]]:
         text = show_token(b.text)
         out.append((f"{i}: @{b.from_step} +{len(b.tokens)} “{text[:40]}{'…' if len(text) > 40 else ''}”", i))
     return out
+
+
+def with_notice(text: str, session: Any, lang: str) -> str:
+    """The status line, with the session's one-off notice (a new run) in front when it has one."""
+    key = getattr(session, "notice", "")
+    return f"**{strings.tr(lang, key)}** · {text}" if key else text
 
 
 def status_md(stepper: Any, lang: str, model_name: str = "") -> str:
