@@ -280,13 +280,17 @@ def _format_right(smollm, gemma):
 
 @check("healing-numbers")
 def _healing(smollm, gemma):
+    """A prompt ending in a bare space: healing re-opens the space and the model writes a word again."""
     from decoding_lab.grammar import healing_demo
-    ids = smollm.encode_prompt('Write a JSON object describing a person: {"name": "', False)
+    ids = smollm.encode_prompt("The answer, in one word, is ", False)
     d = healing_demo(smollm, ids, top_n=5)
-    assert d.without[0]["token"] == "John" and d.without[0]["p"] == pytest.approx(0.61, abs=0.02)
-    assert d.removed_text == ' "' and d.allowed == 32
+    without = {x["token"]: x["p"] for x in d.without}
+    assert d.without[0]["token"] == "1" and without["1"] == pytest.approx(0.41, abs=0.02)
+    assert without["\n"] == pytest.approx(0.11, abs=0.02)
+    assert d.removed_text == " " and d.allowed == 31_985
     top = {x["token"]: x["p"] for x in d.with_healing}
-    assert top[' "'] == pytest.approx(0.81, abs=0.02) and top[' "",'] == pytest.approx(0.17, abs=0.02)
+    assert d.with_healing[0]["token"] == ' "' and top[' "'] == pytest.approx(0.55, abs=0.02)
+    assert top[" a"] == pytest.approx(0.03, abs=0.01)
 
 
 
@@ -341,8 +345,18 @@ def _best_t(smollm, gemma):
     for k in range(1, 17):
         scores = {T: sum(pass_at_k(16, sum(o["correct"]), k) for o in _cell(d, T)["outcomes"]) / 50 for T in temps}
         best[k] = max(scores, key=scores.get)
-    assert best[1] == 0.0
-    assert all(best[k] == 0.3 for k in range(2, 11)) and all(best[k] == 0.7 for k in range(11, 17))
+    assert best[1] == 0.0 and all(best[k] in (0.3, 0.7) for k in range(2, 17))
+    rows = {T: {r["k"]: r for r in _cell(d, T)["metrics"]["pass_at_k"]} for T in (0.0, 0.3, 0.7)}
+    assert rows[0.0][1]["mean"] == pytest.approx(0.56) and rows[0.0][2]["mean"] == pytest.approx(0.56)
+    assert rows[0.3][2]["mean"] == pytest.approx(0.73, abs=0.005)
+    a, b = rows[0.3][11], rows[0.7][11]
+    assert a["mean"] == pytest.approx(0.943, abs=0.0005) and b["mean"] == pytest.approx(0.944, abs=0.0005)
+    assert abs(a["mean"] - b["mean"]) < 0.1 * min(a["stderr"], b["stderr"])   # far inside the noise
+    assert a["stderr"] == pytest.approx(0.03, abs=0.005) and b["stderr"] == pytest.approx(0.03, abs=0.007)
+    # the file's own pass@k rows agree with the estimator on its outcomes
+    for T in (0.3, 0.7):
+        out = _cell(d, T)["outcomes"]
+        assert rows[T][11]["mean"] == pytest.approx(sum(pass_at_k(16, sum(o["correct"]), 11) for o in out) / 50)
 
 
 # --------------------------------------------------------------------------- lesson 11: tilted temperature
