@@ -20,9 +20,9 @@ from decoding_lab.ui.common.errors import guarded, plain
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
-from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, values_from_settings
+from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, number_input, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
-from decoding_lab.ui.explorer import onboarding
+from decoding_lab.ui.explorer import engines, onboarding
 from decoding_lab.ui.explorer.busy import calm_when_busy
 from decoding_lab.ui.explorer.request import ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
@@ -62,9 +62,8 @@ def viewed(session: ExplorerSession | None, v: dict) -> ExplorerSession | None:
 
 
 def whole_number(value: Any, what: str, lo: int, hi: int) -> int:
-    if value is None or not lo <= float(value) <= hi:
-        raise SettingsError(f"{what} must be between {lo} and {hi}, got {value!r}")
-    return int(value)
+    """A count as the API sent it: text, NaN, 1.5 or out of range are refused naming ``what``."""
+    return int(number_input(what, value, lo, hi, integer=True))
 
 
 def token_id_of(token: Any) -> int:
@@ -275,6 +274,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     ev["custom_order"] = ui.settings["custom_order"].input(named(on_custom_order, ["order"]),
                                                            [ui.settings["custom_order"]], [ui.settings["order_preset"]],
                                                            api_name="explorer_custom_order")
+    ev["engine_defaults"] = engines.wire(ui, ctx.lang_state)
     # Write the share query into the address bar (no server round trip).
     ev["share"] = ui.share.change(None, [ui.share], None,
                                   js="(q) => { if (q) { history.replaceState(null, '', '?' + q); } return []; }")

@@ -14,11 +14,12 @@ import gradio as gr
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common import plots
-from decoding_lab.ui.common.controls import any_hub_id_allowed, chat_choices, group_keys, model_names, param_control  # noqa: F401
+from decoding_lab.ui.common.controls import (CheckedNumber, CheckedSlider, any_hub_id_allowed,  # noqa: F401
+                                             chat_choices, group_keys, model_names, param_control)
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
-from decoding_lab.ui.explorer import onboarding, popover
+from decoding_lab.ui.explorer import engines, onboarding, popover
 from decoding_lab.ui.explorer.strings import tr
 from decoding_lab.ui.explorer.views import TABLE_KEYS
 
@@ -82,14 +83,15 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
             with gr.Accordion(t(lang, "stages_box"), open=True) as acc2:
                 L(acc2, "stages_box")
                 ui.settings = setting_controls(L, lang)
-                ui.top_n = L(gr.Slider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
+                ui.engine_defaults, ui.engine_note = engines.controls(L, lang)
+                ui.top_n = L(CheckedSlider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
         with gr.Column(scale=3, min_width=480, elem_id="explorer-main"):
             ui.onboard = onboarding.strip(L, lang)   # first visit only (see onboarding.py)
             ui.status = gr.Markdown(t(lang, "no_session"), elem_id="status")
             with gr.Row(elem_classes=["step-buttons"]):
                 ui.step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")
-                ui.n_steps = L(gr.Number(8, precision=0, minimum=1, maximum=256, label=t(lang, "n_steps"),
-                                         elem_id="n-steps", min_width=70, scale=1), "n_steps")
+                ui.n_steps = L(CheckedNumber(8, step=1, minimum=1, maximum=256, label=t(lang, "n_steps"),
+                                             elem_id="n-steps", min_width=70, scale=1), "n_steps")
                 ui.step_n = L(gr.Button(t(lang, "step_n"), elem_id="step-n-btn", scale=1), "step_n", "value")
                 ui.play = L(gr.Button(t(lang, "play"), elem_id="play-btn", scale=1), "play", "value")
                 ui.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="stop-btn", scale=1), "stop", "value")

@@ -19,7 +19,7 @@ from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import Stepper
 from decoding_lab.ui.common import urlstate
 from decoding_lab.ui.common.session import Session
-from decoding_lab.ui.common.state import SETTING_KEYS, settings_from_values
+from decoding_lab.ui.common.state import SETTING_KEYS, number_input, settings_from_values
 
 #: The API parameter names of every step-like endpoint, after the two (invisible) states.
 CONTROL_NAMES: tuple[str, ...] = ("model", "hub_id", "prompt", "chat", *SETTING_KEYS, "top_n")
@@ -40,10 +40,8 @@ class ExplorerRequest:
     @classmethod
     def from_inputs(cls, v: Mapping[str, Any]) -> "ExplorerRequest":
         """Named inputs -> a validated request (raises ``SettingsError``, a ``UserError``)."""
-        top_n, chat = v["top_n"], v["chat"]
-        lo, hi = TOP_N_RANGE
-        if top_n is None or not lo <= float(top_n) <= hi:
-            raise SettingsError(f"top-N must be between {lo} and {hi}, got {top_n!r}")
+        chat = v["chat"]
+        top_n = number_input("top-N", v["top_n"], *TOP_N_RANGE, integer=True)   # text, NaN, 1.5: one line
         if chat not in ("chat", "raw"):
             raise SettingsError(f"prompt format must be 'chat' or 'raw', got {chat!r}")
         controls = {k: v[k] for k in SETTING_KEYS}
