@@ -373,6 +373,8 @@ def _ctd_result(smollm, gemma):
     R, ctd = _ctd()
     fit = ctd["fit"]
     assert fit["samples"] == 400 and fit["pass_rate"] == pytest.approx(0.195, abs=1e-9)
+    assert fit["eta"] == 1.0 and fit["base_temperature"] == 1.0        # fixed, not fitted
+    assert (1 + fit["eta"] * fit["slope"]) == pytest.approx(1.02, abs=0.001)   # the power p^1.02
     assert ctd["calibration_problems"] == list(range(25)) and ctd["heldout_problems"] == list(range(25, 50))
     assert fit["slope"] == pytest.approx(0.021, abs=0.0005) and ctd["ctd_temperature"] == 0.98
     rows = {r["k"]: r for r in ctd["rows"]}
@@ -495,6 +497,26 @@ def _three_scores(smollm, gemma):
 
     assert pass1(0.0) == pytest.approx(0.56) and vote(0.0) == pytest.approx(0.56)
     assert pass1(0.7) == pytest.approx(0.38, abs=0.005) and vote(0.3) == pytest.approx(0.80)
+
+
+@check("ops-cost-ratios")
+def _ops_cost(smollm, gemma):
+    """Lesson 12's timing claims as ratios (milliseconds depend on the machine): fastest of 10 runs."""
+    from decoding_lab.bench import sampling_ops
+    rows = sampling_ops(repeats=10)
+    for v in (49152, 262144):
+        us = {r["op"]: r["us_min"] for r in rows if r["vocab"] == v}
+        assert us["top-p 0.95 (sort)"] > 10 * us["min-p 0.05"], us
+        assert us["top-k 40"] < 1.3 * us["min-p 0.05"], us   # "no longer than", with timing noise
+
+
+@check("mask-cost-ratio")
+def _mask_cost(smollm, gemma):
+    from decoding_lab.bench import grammar_cost
+    r = grammar_cost(smollm)
+    assert r["valid"] and r["tokens"] > 10
+    assert r["mask_ms"]["mean"] < 0.01 * r["forward_ms"]["mean"], r
+    assert r["stage_ms"]["mean"] < 0.1 * r["forward_ms"]["mean"], r
 
 
 # ----------------------------------------------------------------------------- every lesson experiment
