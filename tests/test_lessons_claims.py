@@ -232,6 +232,30 @@ def _bf16(smollm, gemma):
     assert div["step"] == 20 and div["reference_token"] == " Labrador" and div["variant_token"] == " golden"
 
 
+@check("float32-paths-hold")
+def _float32_paths(smollm, gemma):
+    from decoding_lab.determinism import greedy_variants
+    out = greedy_variants(smollm, smollm.encode_prompt(DOG, True), 24,
+                          ("float32, cached", "float32, full recompute", "batched with a longer prompt"))
+    assert all(d["step"] is None for d in out["divergence"]), out["divergence"]
+    assert len({tuple(r["tokens"]) for r in out["runs"]}) == 1 and len(out["runs"][0]["tokens"]) == 24
+
+
+@check("same-gguf-two-engines")
+def _two_engines(smollm, gemma):
+    """The same bundled GGUF through transformers (float32) and through llama.cpp's own kernels."""
+    pytest.importorskip("llama_cpp")
+    from decoding_lab.determinism import greedy_variants
+    from decoding_lab.models import BUNDLED
+    assert BUNDLED["smollm2-135m-instruct"].locate_gguf()[1].endswith(".Q4_1.gguf")   # 4-bit blocks
+    out = greedy_variants(smollm, smollm.encode_prompt("What is the capital of France?", True), 12,
+                          ("float32, cached", "llama.cpp kernels, same GGUF"))
+    assert out["texts"]["float32, cached"].startswith("The capital of France is Paris.")
+    assert out["texts"]["llama.cpp kernels, same GGUF"].startswith("L'Étoile, la Marseillaise,")
+    (div,) = out["divergence"]
+    assert div["step"] == 0 and div["reference_margin"] == pytest.approx(0.08, abs=0.01)
+
+
 @check("sea-greedy-myopia")
 def _myopia(smollm, gemma):
     from decoding_lab.strategies import beam_search, greedy
