@@ -113,3 +113,62 @@ def test_progress_counts_checks_passed_not_lessons_opened():
     assert not picker_choices(LESSONS, "en", passed)[0][0].startswith("✓")   # one check of several
     all_ids = [c.id for c in les.checks]
     assert picker_choices(LESSONS, "en", all_ids)[0][0].startswith("✓")
+
+
+# ----------------------------------------------------------------------------- every number backed
+def _backed_numbers(lesson) -> set[float]:
+    """What a lesson may quote: its registered claims (each has a test, see above), the values and
+    settings of its experiments (tested in test_lessons_claims.py) and its listed inputs."""
+    from decoding_lab.lessons import numbers_in
+    backed = set().union(*(numbers_in(x) for x in lesson.inputs))
+    for claim in lesson.claims:
+        backed |= numbers_in(claim["en"])
+    for exp in lesson.experiments:
+        values = [*exp.expect.values(), *exp.settings.values()]
+        for v in exp.variants:
+            values += [*v.settings.values(), *v.options.values()]
+        backed |= {abs(float(x)) for x in values if isinstance(x, (int, float)) and not isinstance(x, bool)}
+        backed |= {abs(float(format(x, exp.fmt))) for x in exp.expect.values()
+                   if isinstance(x, (int, float)) and not isinstance(x, bool)}
+    return backed
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_every_number_in_the_text_has_a_tested_claim(lesson):
+    """A number in the text (English or Chinese) that no claim, experiment or listed input backs
+    fails here: add a claim with a test, list it as an input with its reason, or take it out."""
+    from decoding_lab.lessons import numbers_in
+    backed = _backed_numbers(lesson)
+    for lang in ("en", "zh"):
+        loose = sorted(n for n in numbers_in(lesson.text[lang]) if not any(abs(n - b) < 1e-9 for b in backed))
+        assert not loose, f"lesson {lesson.number} ({lang}): numbers with no claim or listed input: {loose}"
+
+
+def test_inputs_need_a_reason():
+    good = {"number": 1, "slug": "x", "title": {"en": "a", "zh": "b"}, "text": {"en": "a", "zh": "b"},
+            "preset": {"tab": "explorer"},
+            "checks": [{"question": {"en": "q", "zh": "q"},
+                        "choices": [{"en": "a", "zh": "a", "right": True, "why": {"en": "e", "zh": "e"}},
+                                    {"en": "b", "zh": "b", "why": {"en": "e", "zh": "e"}}]}]}
+    assert parse_lesson({**good, "inputs": {"0.7": "the temperature set"}}).inputs == {"0.7": "the temperature set"}
+    with pytest.raises(LessonError, match="reason"):
+        parse_lesson({**good, "inputs": ["0.7"]})
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_chinese_has_no_stray_spaces_between_characters(lesson):
+    """A space between two Chinese characters is a line-wrap or substitution leftover ("同一个 批次 上")."""
+    import re
+    texts = [lesson.text["zh"], lesson.title["zh"], *(x["zh"] for x in lesson.look_at)]
+    for text in texts:
+        stray = re.findall(r"[\u4e00-\u9fff，。；：、）][ ]+[\u4e00-\u9fff，。；：、（]", text)
+        assert not stray, f"lesson {lesson.number}: {stray}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_listed_inputs_are_used(lesson):
+    """No stale entries: every number a lesson lists as an input appears in its text."""
+    from decoding_lab.lessons import numbers_in
+    used = numbers_in(lesson.text["en"]) | numbers_in(lesson.text["zh"])
+    for key in lesson.inputs:
+        assert numbers_in(key) <= used, f"lesson {lesson.number}: input {key!r} is not in the text"
