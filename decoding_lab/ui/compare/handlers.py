@@ -47,9 +47,12 @@ class ColumnSpec:
             x = as_number(key, v.get(key))  # None -> a clear "is empty" error; whole floats -> int
             return int(x) if key == "num_beams" and isinstance(x, float) and x.is_integer() else x
 
-        values = {k: num(k) for k in SETTING_COL_KEYS if k in v}
-        if strategy in ("greedy", "beam"):  # the knobs only sampling uses go back to "off"
-            values.update({k: PARAMS[k].default for k in SAMPLE_ONLY})
+        drawn = strategy == "sample"
+        # greedy and beam: the hidden sampling knobs are not read at all (an emptied or stale box
+        # cannot act or fail); they go back to "off", and temperature to 0
+        values = {k: num(k) if drawn or k not in SAMPLE_ONLY else PARAMS[k].default
+                  for k in SETTING_COL_KEYS if k in v}
+        if not drawn:
             values["temperature"] = 0.0
         settings = SamplingSettings(**values, order=v["order"])
         if strategy != "beam":
@@ -167,14 +170,14 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
                 yield {**{p.outs[i]: views.output_html(label, res, lang) for i, (label, res) in enumerate(current)},
                        p.results: list(current)}
 
-    for i, c in enumerate(p.cols):
-        def on_strategy(v: dict[str, Any], c: dict[str, Any] = c) -> dict[Any, Any]:
-            # show only the knobs the chosen strategy uses
+    for i, (c, note) in enumerate(zip(p.cols, p.notes)):
+        def on_strategy(v: dict[str, Any], c: dict[str, Any] = c, note: Any = note) -> dict[Any, Any]:
+            # show only the knobs the chosen strategy uses, and say why the others are gone
             sampling, beam = v["strategy"] == "sample", v["strategy"] == "beam"
-            return {**{c[k]: gr.update(visible=sampling) for k in SAMPLE_ONLY},
+            return {**{c[k]: gr.update(visible=sampling) for k in SAMPLE_ONLY}, note: gr.update(visible=not sampling),
                     c["num_beams"]: gr.update(visible=beam), c["length_penalty"]: gr.update(visible=beam)}
         c["strategy"].change(named(on_strategy, ["strategy"]), [c["strategy"]],
-                             [*(c[k] for k in SAMPLE_ONLY), c["num_beams"], c["length_penalty"]],
+                             [*(c[k] for k in SAMPLE_ONLY), note, c["num_beams"], c["length_penalty"]],
                              api_name=f"compare_strategy_{i}", api_visibility="private")
 
     run_in = {"lang": ctx.lang_state, "results": p.results, "model": p.model, "prompt": p.prompt, "chat": p.chat,

@@ -17,15 +17,23 @@ from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import DEFAULTS, Labels
 from decoding_lab.ui.common.tab import TabContext
-from decoding_lab.ui.compare.views import output_html, table_headers
 from decoding_lab.ui.common.controls import model_prompt_row
+from decoding_lab.ui.compare.strings import tr
+from decoding_lab.ui.compare.views import output_html, table_headers
 
 MAX_COLS = 4
 #: Each column's settings: the strategy, every row of the parameter table, the order, the beam knobs.
 SETTING_COL_KEYS: tuple[str, ...] = tuple(PARAMS)
 COL_KEYS = ("strategy", *SETTING_COL_KEYS, "order", "num_beams", "length_penalty")
-#: Only for sampling: greedy and beam search never draw, so these knobs do nothing for them.
-SAMPLE_ONLY = ("temperature", "seed", "dynatemp_range", "dynatemp_exponent", "xtc_probability", "xtc_threshold")
+#: Only for sampling. Greedy and beam search never draw, and here they follow transformers'
+#: ``generate(do_sample=False)``, which skips every "warper": temperature (and its dynamic
+#: range), truncation (top-k, top-p, min-p, typical-p, top-n-sigma), XTC and the seed. What is
+#: left for them are the processors that change scores the same way whether or not one draws:
+#: penalties, n-gram blocking, DRY, logit bias. These controls hide for greedy and beam columns,
+#: and ``ColumnSpec`` sets them back to "off" there, so a hidden value can never act.
+SAMPLE_ONLY: tuple[str, ...] = tuple(k for k, p in PARAMS.items()
+                                     if p.group == "truncation" or k == "seed"
+                                     or p.stage in ("temperature", "xtc", "top-n-sigma"))
 PRESET_COLS = [  # what the columns start with: the classic three, plus a hot one
     {"strategy": "greedy", "temperature": 0.0},
     {"strategy": "beam", "num_beams": 4, "length_penalty": 1.0},
@@ -41,10 +49,11 @@ def strategy_choices(lang: str) -> list[tuple[str, str]]:
 def build_layout(ctx: TabContext) -> SimpleNamespace:
     """The tab's components, laid out inside the current ``gr.Tab``; nothing is wired here.
 
-    ``cols[i]`` is column i's ``{key of COL_KEYS: control}``; ``outs``, ``sends`` and ``groups``
-    are its output box, its "send to the Explorer" button and its column (hidden past ``ncols``)."""
+    ``cols[i]`` is column i's ``{key of COL_KEYS: control}``; ``notes[i]`` the line that says why a
+    greedy or beam column has no sampling controls; ``outs``, ``sends`` and ``groups`` are its
+    output box, its "send to the Explorer" button and its column (hidden past ``ncols``)."""
     L, lang = ctx.labels, ctx.lang
-    p = SimpleNamespace(cols=[], outs=[], sends=[], groups=[])
+    p = SimpleNamespace(cols=[], notes=[], outs=[], sends=[], groups=[])
     p.results = session_state()  # [(label, GenerationResult)] of the last run
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
     p.model, p.prompt, p.chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
@@ -58,7 +67,9 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     with gr.Row(equal_height=False):
         for i in range(MAX_COLS):
             with gr.Column(visible=i < 3, elem_classes=["cmp-col"], min_width=240) as group:
-                p.cols.append(_column(L, lang, i))
+                col = _column(L, lang, i)
+                p.notes.append(col.pop("not_sampling"))  # a note, not a setting: kept out of COL_KEYS
+                p.cols.append(col)
                 p.outs.append(gr.HTML(output_html("", None, lang), elem_id=f"cmp{i}-output"))
                 p.sends.append(L(gr.Button(t(lang, "cmp_send"), size="sm", elem_id=f"cmp{i}-send"), "cmp_send",
                                  "value"))
@@ -78,6 +89,8 @@ def _column(L: Labels, lang: str, i: int) -> dict[str, Any]:
     p = {**DEFAULTS, "order": "transformers", "num_beams": 4, "length_penalty": 1.0, **PRESET_COLS[i]}
     c = {"strategy": L(gr.Radio(strategy_choices(lang), value=p["strategy"], label=t(lang, "cmp_strategy"),
                                 elem_id=f"cmp{i}-strategy"), "cmp_strategy", "choices", strategy_choices)}
+    c["not_sampling"] = L(gr.Markdown(tr(lang, "not_sampling"), elem_id=f"cmp{i}-not-sampling",
+                                      visible=p["strategy"] != "sample"), "compare.not_sampling", "value")
     c.update(_setting_controls(L, lang, i, p))
     c["order"] = L(gr.Dropdown(list(PRESET_ORDERS), value=p["order"], label=t(lang, "order_preset"),
                                elem_id=f"cmp{i}-order", min_width=100), "order_preset")
@@ -97,8 +110,8 @@ def _setting_controls(L: Labels, lang: str, i: int, p: dict[str, Any]) -> dict[s
     sampling = p["strategy"] == "sample"
     for key in SETTING_COL_KEYS:
         if PARAMS[key].compare:
-            c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True, info=None, min_width=80,
-                                   visible=sampling or key not in SAMPLE_ONLY)
+            c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True,
+                                   info=None, min_width=80, visible=sampling or key not in SAMPLE_ONLY)
     with gr.Accordion(t(lang, "cmp_more"), open=False) as acc:
         L(acc, "cmp_more")
         for key in SETTING_COL_KEYS:
