@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -101,6 +101,15 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     Returns ``{"runs": [...], "divergence": [{"variant", "step", "reference_token",
     "variant_token", "reference_margin"}]}`` where each divergence is against the first
     variant (the reference)."""
+    runs = list(iter_variants(lm, prompt_ids, max_new_tokens, variants))
+    return summarize(lm, runs)
+
+
+def iter_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
+                  variants: tuple[str, ...] = VARIANTS) -> Iterator[VariantRun]:
+    """The paths one at a time, each a ``VariantRun`` as soon as it is done (a UI shows
+    progress per path; ``summarize`` turns the list into ``greedy_variants``' result). Every
+    argument is checked before the first path runs."""
     prompt_ids = check_prompt_ids(lm, prompt_ids)
     max_new_tokens = limits.check_new_tokens(max_new_tokens)
     if not variants:
@@ -119,11 +128,14 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     unknown = [name for name in variants if name not in runners]
     if unknown:  # before any model work
         raise SettingsError(f"unknown variant {unknown[0]!r}; known: {', '.join(runners)}")
-    runs = []
     for name in variants:
         run = runners[name]()
         run.name = name
-        runs.append(run)
+        yield run
+
+
+def summarize(lm: Any, runs: list[VariantRun]) -> dict[str, Any]:
+    """Texts, and where each path first differs from the first one (with the first's margin there)."""
     ref = runs[0]
     divergences = []
     for run in runs[1:]:

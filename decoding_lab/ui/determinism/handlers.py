@@ -6,15 +6,15 @@ toast through ``guarded``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
-from decoding_lab.determinism import VARIANTS, greedy_variants
+from decoding_lab.determinism import VARIANTS, iter_variants, summarize
 from decoding_lab.errors import SettingsError
 from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import as_number, values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
-from decoding_lab.ui.determinism.views import render
+from decoding_lab.ui.determinism.views import progress, render
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,21 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     p = ctx.picker
 
     @guarded
-    def on_run(v: dict) -> dict:
+    def on_run(v: dict) -> Iterator[dict]:
+        """Streams: which path is running (the paths take seconds to a minute each), then the result."""
         from decoding_lab.models import get_model
         req = GreedyRequest.from_inputs(v)
         lm = get_model(req.model)
         chat_mode = req.chat == "chat" and lm.has_chat_template
-        out = greedy_variants(lm, lm.encode_prompt(req.prompt, chat_mode), req.tokens, req.variants)
+        runs = []
+        yield {ui.result: progress(req.lang, req.variants, 0)}
+        for run in iter_variants(lm, lm.encode_prompt(req.prompt, chat_mode), req.tokens, req.variants):
+            runs.append(run)
+            if len(runs) < len(req.variants):
+                yield {ui.result: progress(req.lang, req.variants, len(runs))}
+        out = summarize(lm, runs)
         html_out, fig = render(req.lang, out)
-        return {ui.result: html_out, ui.plot: fig, ui.last: out}
+        yield {ui.result: html_out, ui.plot: fig, ui.last: out}
 
     inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub": p.hub, "chat": p.chat,
                                "prompt": ui.prompt, "tokens": ui.tokens, "variants": ui.variants})

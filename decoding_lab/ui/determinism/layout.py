@@ -16,6 +16,11 @@ from decoding_lab.ui.determinism.strings import tr
 DEFAULT_PROMPT = "Write a long story about a dog named Max."
 
 
+def variant_choices(lang: str) -> list[tuple[str, str]]:
+    """(shown name, the core's name) for each path."""
+    return [(tr(lang, name), name) for name in VARIANTS]
+
+
 def layout(L: Labels, lang: str) -> SimpleNamespace:
     ui = SimpleNamespace()
     ui.intro = L(gr.Markdown(tr(lang, "intro"), elem_id="det-intro"), "determinism.intro", "value")
@@ -25,8 +30,8 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
         ui.tokens = L(gr.Slider(5, 80, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
                       "determinism.tokens")
     on = [v for v in VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
-    ui.variants = L(gr.CheckboxGroup(list(VARIANTS), value=on, label=tr(lang, "variants"),
-                                     elem_id="det-variants"), "determinism.variants")
+    ui.variants = L(gr.CheckboxGroup(variant_choices(lang), value=on, label=tr(lang, "variants"),
+                                     elem_id="det-variants"), "determinism.variants", "choices", variant_choices)
     ui.run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run"), "determinism.run", "value")
     ui.result = gr.HTML("", elem_id="det-result")
     ui.plot = gr.Plot(None, elem_id="det-margins", show_label=False)

@@ -15,17 +15,25 @@ EN: dict[str, str] = {
     "same": "identical to the reference for all {n} tokens",
     "diverge": "first differs at step {step}: reference {ref!r}, this path {var!r} (reference margin {m:.4f})",
     "margins": "Margin between the two best logits along the reference path", "step": "step",
-    "margin": "top-1 − top-2 logit", "flip": "divergence",
+    "margin": "top-1 − top-2 logit", "flip": "divergence", "reference": "reference",
+    "running": "Path {i} of {n} running: {name} … ({done} done)",
+    "float32, cached": "float32, cached", "float32, full recompute": "float32, full recompute",
+    "bfloat16, cached": "bfloat16, cached", "batched with a longer prompt": "batched with a longer prompt",
+    "llama.cpp kernels, same GGUF": "llama.cpp kernels, same GGUF",
 }
 
 ZH: dict[str, str] = {
-    "intro": "同一个提示词沿不同的数值路径做贪心解码（温度 0）。两个词元几乎打平（margin 很小）时，"
+    "intro": "同一个提示词沿不同的数值路径做贪心解码（温度 0）。两个词元几乎打平（前两名的 logit 差距很小）时，"
              "微小的数值差异就能翻转 argmax；此后文字就分开了。",
     "prompt": "提示词", "tokens": "生成词元数", "variants": "数值路径", "run": "在每条路径上运行贪心",
     "same": "{n} 个词元全部与参照一致",
-    "diverge": "第 {step} 步开始不同：参照 {ref!r}，本路径 {var!r}（参照的 margin {m:.4f}）",
+    "diverge": "第 {step} 步开始不同：参照 {ref!r}，本路径 {var!r}（参照路径上前两名的 logit 差距 {m:.4f}）",
     "margins": "参照路径上前两名 logit 的差距", "step": "步", "margin": "第一名 − 第二名 logit",
-    "flip": "分叉处",
+    "flip": "分叉处", "reference": "参照",
+    "running": "第 {i} / {n} 条路径运行中：{name} …（已完成 {done} 条）",
+    "float32, cached": "float32，使用 KV 缓存", "float32, full recompute": "float32，每步整段重算",
+    "bfloat16, cached": "bfloat16，使用 KV 缓存", "batched with a longer prompt": "与更长的提示词同批处理",
+    "llama.cpp kernels, same GGUF": "llama.cpp 内核，同一个 GGUF 文件",
 }
 
 register("determinism", EN, ZH)

@@ -9,7 +9,15 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from decoding_lab.ui.common import plots
 from decoding_lab.ui.determinism.strings import tr
+
+
+def progress(lang: str, variants: tuple[str, ...], done: int) -> str:
+    """What the result area says while the paths run (path ``done + 1`` of them is running)."""
+    return (f"<div class='det-run det-progress'>"
+            f"{html.escape(tr(lang, 'running', i=done + 1, n=len(variants), name=tr(lang, variants[done]), done=done))}"
+            "</div>")
 
 
 def render(lang: str, out: dict | None) -> tuple[str, Any]:
@@ -18,7 +26,7 @@ def render(lang: str, out: dict | None) -> tuple[str, Any]:
         return "", None
     runs = out["runs"]
     n = len(runs[0]["tokens"])
-    rows = [f"<div class='det-run'><b>{html.escape(runs[0]['name'])}</b> (reference)<br>"
+    rows = [f"<div class='det-run'><b>{html.escape(tr(lang, runs[0]['name']))}</b> ({tr(lang, 'reference')})<br>"
             f"<span class='det-text'>{html.escape(out['texts'][runs[0]['name']])}</span></div>"]
     flips = []
     for run, div in zip(runs[1:], out["divergence"]):
@@ -28,10 +36,11 @@ def render(lang: str, out: dict | None) -> tuple[str, Any]:
             note = tr(lang, "diverge", step=div["step"], ref=div["reference_token"], var=div["variant_token"],
                       m=div["reference_margin"])
             flips.append(div["step"])
-        rows.append(f"<div class='det-run'><b>{html.escape(run['name'])}</b>: {html.escape(note)}<br>"
+        rows.append(f"<div class='det-run'><b>{html.escape(tr(lang, run['name']))}</b>: {html.escape(note)}<br>"
                     f"<span class='det-text'>{html.escape(out['texts'][run['name']])}</span></div>")
     fig = go.Figure(go.Bar(x=list(range(n)), y=runs[0]["margins"], name=tr(lang, "margin"),
                            marker_color=["#d62728" if i in flips else "#4c78a8" for i in range(n)]))
-    fig.update_layout(title=tr(lang, "margins"), xaxis_title=tr(lang, "step"), yaxis_title=tr(lang, "margin"),
-                      yaxis_type="log", height=300, margin=dict(l=50, r=20, t=50, b=40))
+    plots.layout(fig, tr(lang, "margins"), height=300)   # the shared white look, title clear of the modebar
+    fig.update_layout(xaxis_title=tr(lang, "step"), yaxis_title=tr(lang, "margin"), showlegend=False)
+    fig.update_yaxes(type="log", dtick=1, exponentformat="power")   # one tick per decade
     return "\n".join(rows), fig
