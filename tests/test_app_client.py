@@ -172,9 +172,11 @@ def test_compare_runs_side_by_side(client):
     assert len(plot(entropy)["data"]) == 2
     files = files_of(client.predict(api_name="/compare_export"))
     assert sorted(f.rsplit(".", 1)[-1] for f in files) == ["csv", "json"]
-    sent = client.predict(strategy="sample", temperature=0.9, top_k=0, top_p=0.9, min_p=0.0, repetition_penalty=1.0,
-                          order="vllm", seed=3, num_beams=4, length_penalty=1.0, api_name="/compare_send_1")
-    assert sent[0] == 0.9 and "vllm" in sent
+    sent = client.predict(model="smollm2-135m-instruct", prompt="Say hi.", chat="raw", strategy="sample",
+                          temperature=0.9, top_k=0, top_p=0.9, min_p=0.0, repetition_penalty=1.0, order="vllm", seed=3,
+                          num_beams=4, length_penalty=1.0, api_name="/compare_send_1")
+    # the Explorer's model, Hub box, prompt, format, then its settings
+    assert list(sent[:4]) == ["smollm2-135m-instruct", "", "Say hi.", "raw"] and 0.9 in sent and "vllm" in sent
 
 
 def test_compare_bad_column_is_a_clear_error(client):

@@ -54,3 +54,35 @@ def test_each_strategy_shows_only_its_controls(page):
     page.wait_for_selector("#cmp2-top-p", state="visible")
     page.wait_for_selector("#cmp0-not-sampling", state="visible")
     assert not any(visible(page, 0, k) for k in SAMPLING_IDS)
+
+
+def test_send_copies_prompt_model_settings_and_opens_the_explorer(page):
+    prompt = "Name three colours of the sea."
+    page.fill("#cmp-prompt textarea", prompt)
+    page.fill("#cmp2-min-p input", "0.07")
+    page.press("#cmp2-min-p input", "Tab")
+    page.click("#cmp2-send")
+    # the Explorer tab opens, with the column's prompt and settings in its controls, and says so
+    page.wait_for_selector("#step-btn", state="visible")
+    toast = page.get_by_text("Column 3 sent to the Explorer", exact=False)
+    toast.first.wait_for(state="visible")
+    assert "smollm2-135m-instruct" in toast.first.inner_text()
+    assert page.locator("#tab-explorer-button").get_attribute("aria-selected") == "true"
+    assert page.input_value("#prompt textarea") == prompt
+    assert float(page.input_value("#temperature input[type=number]")) == 0.8
+    assert float(page.input_value("#top-p input[type=number]")) == 0.9
+    assert float(page.input_value("#min-p input[type=number]")) == 0.07
+    page.screenshot(path=str(SHOTS / "compare_sent_to_explorer.png"))
+
+    # the same in Chinese, from a greedy column: the message names T = 0
+    page.locator("#lang-radio").get_by_text("简体中文").click()
+    page.wait_for_function("document.querySelector('#tab-compare-button').innerText.includes('对比')")
+    page.click("#tab-compare-button")
+    page.click("#cmp0-send")
+    zh = page.get_by_text("第 1 列已发送到“探索”", exact=False)
+    zh.first.wait_for(state="visible")
+    assert "T = 0" in zh.first.inner_text()
+    assert page.locator("#tab-explorer-button").get_attribute("aria-selected") == "true"
+    assert float(page.input_value("#temperature input[type=number]")) == 0
+    page.screenshot(path=str(SHOTS / "compare_sent_to_explorer_zh.png"))
+    page.locator("#lang-radio").get_by_text("English").click()

@@ -92,6 +92,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
         ctx = TabContext(lang, lang_state, jobs, L, page=demo)
         tabs: dict[str, TabUI] = {}
         with gr.Tabs(elem_id="tabs", selected="explorer") as tabs_comp:
+            ctx.tabs = tabs_comp  # Compare's "send to the Explorer" opens the Explorer
             for name, module in TABS:
                 with gr.Tab(t(lang, f"tab_{name}"), id=name, elem_id=f"tab-{name}") as tab:
                     L(tab, f"tab_{name}")

@@ -50,6 +50,7 @@ class TabContext:
     labels: Labels            # static labels, relabelled on a language switch
     picker: ModelPicker | None = None   # set once the Explorer has built it
     page: Any = None          # the gr.Blocks, for page-load events (a tab restoring browser state)
+    tabs: Any = None          # the page's gr.Tabs, for an event that opens another tab
 
 
 @dataclass

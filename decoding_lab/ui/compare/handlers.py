@@ -16,12 +16,11 @@ from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.common.errors import guarded
-from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import as_number, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
-from decoding_lab.ui.compare import views
+from decoding_lab.ui.compare import send, views
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
 
 MAX_NEW_TOKENS = 512
@@ -208,13 +207,6 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     inputs, names = inputs_of({"lang": ctx.lang_state, "results": p.results})
     export_ev = p.export.click(named(on_export, names), inputs, [p.files], api_name="compare_export")
 
-    explorer = ctx.picker.settings if ctx.picker is not None else {}
-    for i, (send, c) in enumerate(zip(p.sends, p.cols)):
-        def on_send(v: dict[str, Any], i: int = i) -> dict[Any, Any] | None:
-            # this column's settings into the Explorer's controls
-            values = values_from_settings(ColumnSpec.from_values(v).settings)
-            gr.Info(t(v["lang"], "cmp_sent", i=i + 1))
-            return {comp: values[k] for k, comp in explorer.items()} or None
-        inputs, names = inputs_of({"lang": ctx.lang_state, **{k: c[k] for k in COL_KEYS}})
-        send.click(named(guarded(on_send), names), inputs, list(explorer.values()), api_name=f"compare_send_{i}")
+    send.wire(ctx, p, ColumnSpec.from_values)
     return {"run": run_ev, "export": export_ev}
+
