@@ -3,6 +3,8 @@ temperature range its controls offer."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from decoding_lab.params import PARAMS
@@ -37,3 +39,16 @@ def test_sampling_reads_them_and_checks_them():
     assert (s.temperature, s.top_k, s.min_p, s.seed) == (1.7, 3, 0.2, 5)
     with pytest.raises(Exception, match="top-p"):
         ColumnSpec.from_values(column("sample", top_p=1.5))
+
+
+def test_a_request_survives_its_json():
+    from decoding_lab.ui.compare.request import CompareRequest
+    v = {"model": "smollm2-135m-instruct", "prompt": "Hi", "chat": "raw", "ncols": 3, "max_new_tokens": 7}
+    for i, col in enumerate([column("greedy"), column("beam", num_beams=3, length_penalty=0.5),
+                             column("sample", temperature=0.7, min_p=0.1, seed=4)]):
+        v.update({f"c{i}_{k}": x for k, x in col.items()})
+    req = CompareRequest.from_inputs(v)
+    data = req.to_json(seeds=[None, None, 9])  # the seed a sampling column really drew with wins
+    back = CompareRequest.from_json(json.loads(json.dumps(data)))
+    assert back.columns[:2] == req.columns[:2] and (back.prompt, back.chat) == ("Hi", False)
+    assert back.columns[2].settings == req.columns[2].settings.replace(seed=9)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.compare import handlers
-from decoding_lab.ui.compare.handlers import ColumnSpec, CompareRequest
+from decoding_lab.ui.compare.request import ColumnSpec, CompareRequest
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, build_layout
 
 __all__ = ["build", "COL_KEYS", "MAX_COLS", "ColumnSpec", "CompareRequest"]

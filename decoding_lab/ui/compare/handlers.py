@@ -6,94 +6,22 @@ lesson's preset filled into the columns."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
 from decoding_lab.params import PARAMS
-from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
+from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
-from decoding_lab.ui.common.state import as_number, values_from_settings
+from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.compare import send, views
-from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
-
-MAX_NEW_TOKENS = 512
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """One column, validated: its strategy, its settings and (beam search) the beam knobs."""
-
-    strategy: str
-    settings: SamplingSettings
-    num_beams: int | None = None
-    length_penalty: float | None = None
-
-    @classmethod
-    def from_values(cls, v: dict[str, Any]) -> "ColumnSpec":
-        """One column's control values, keyed like ``COL_KEYS``. Raises ``SettingsError``."""
-        strategy = v["strategy"]
-        if strategy not in ("greedy", "beam", "sample"):
-            raise SettingsError(f"strategy must be greedy, beam or sample, got {strategy!r}")
-
-        def num(key: str) -> Any:
-            x = as_number(key, v.get(key))  # None -> a clear "is empty" error; whole floats -> int
-            return int(x) if key == "num_beams" and isinstance(x, float) and x.is_integer() else x
-
-        drawn = strategy == "sample"
-        # greedy and beam: the hidden sampling knobs are not read at all (an emptied or stale box
-        # cannot act or fail); they go back to "off", and temperature to 0
-        values = {k: num(k) if drawn or k not in SAMPLE_ONLY else PARAMS[k].default
-                  for k in SETTING_COL_KEYS if k in v}
-        if not drawn:
-            values["temperature"] = 0.0
-        settings = SamplingSettings(**values, order=v["order"])
-        if strategy != "beam":
-            return cls(strategy, settings)
-        return cls(strategy, settings, num("num_beams"), float(num("length_penalty")))
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        """The strategy's own arguments besides the settings."""
-        if self.strategy != "beam":
-            return {}
-        return {"num_beams": self.num_beams, "length_penalty": self.length_penalty}
-
-    def label(self, i: int) -> str:
-        return views.column_label(i, self.strategy, self.settings, self.kwargs)
-
-
-def column_inputs(values: dict[str, Any], i: int) -> dict[str, Any]:
-    """Column ``i``'s values out of the named inputs (``c{i}_{key}``)."""
-    return {k: values[f"c{i}_{k}"] for k in COL_KEYS}
-
-
-@dataclass(frozen=True)
-class CompareRequest:
-    """One side-by-side run: the model and prompt, and the first ``ncols`` columns."""
-
-    model: str
-    prompt: str
-    chat: bool
-    max_new_tokens: int
-    columns: tuple[ColumnSpec, ...]
-
-    @classmethod
-    def from_inputs(cls, v: dict[str, Any]) -> "CompareRequest":
-        ncols = int(v["ncols"])
-        if not 2 <= ncols <= MAX_COLS:
-            raise SettingsError(f"columns must be between 2 and {MAX_COLS}, got {ncols}")
-        max_new = v["max_new_tokens"]
-        if max_new is None or not 1 <= float(max_new) <= MAX_NEW_TOKENS:
-            raise SettingsError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new!r}")
-        columns = tuple(ColumnSpec.from_values(column_inputs(v, i)) for i in range(ncols))
-        return cls(v["model"], v["prompt"] or "", v["chat"] == "chat", int(max_new), columns)
+from decoding_lab.ui.compare.request import ColumnSpec, CompareRequest
+from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY
 
 
 def render(p: SimpleNamespace, lang: str, results: views.Results, ncols: int) -> dict[Any, Any]:
@@ -164,10 +92,10 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
             now = time.perf_counter()
             if all(g is None for g in gens) or now - last_full >= 1.0:
                 last_full = now
-                yield {**render(p, lang, current, len(req.columns)), p.results: list(current)}
+                yield {**render(p, lang, current, len(req.columns)), p.results: list(current), p.request: req}
             else:
                 yield {**{p.outs[i]: views.output_html(label, res, lang) for i, (label, res) in enumerate(current)},
-                       p.results: list(current)}
+                       p.results: list(current), p.request: req}
 
     for i, (c, note) in enumerate(zip(p.cols, p.notes)):
         def on_strategy(v: dict[str, Any], c: dict[str, Any] = c, note: Any = note) -> dict[Any, Any]:
@@ -184,7 +112,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
               **{f"c{i}_{k}": c[k] for i, c in enumerate(p.cols) for k in COL_KEYS}}
     inputs, names = inputs_of(run_in)
     run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
-                         inputs, [*p.outs, p.entropy, p.table, p.results], api_name="compare_run",
+                         inputs, [*p.outs, p.entropy, p.table, p.results, p.request], api_name="compare_run",
                          concurrency_id="model", show_progress="minimal")
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
 
@@ -196,15 +124,20 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     @guarded
     def on_export(v: dict[str, Any]) -> dict[Any, Any]:
         from decoding_lab.ui.common.export import write_files
-        results = v["results"]
-        if not results:
+        results, req = v["results"], v["request"]
+        if not results or req is None:
             raise SettingsError("nothing to export yet: run a comparison first")
-        payload = {"runs": [{"label": label, **r.to_json()} for label, r in results if r is not None]}
+        # the request first (model, prompt text, format, length, every column's settings), so the
+        # file alone runs again; then what each column produced ("column" indexes "columns")
+        seeds = [r.settings.get("seed_used") if r is not None else None for _, r in results]
+        payload = {**req.to_json(seeds),
+                   "runs": [{"label": label, "column": i, **r.to_json()}
+                            for i, (label, r) in enumerate(results) if r is not None]}
         table = views.metrics_table(results, "en")
         files = write_files("compare", payload, list(table.columns), table.values.tolist())
         return {p.files: gr.update(value=files, visible=True)}
 
-    inputs, names = inputs_of({"lang": ctx.lang_state, "results": p.results})
+    inputs, names = inputs_of({"lang": ctx.lang_state, "results": p.results, "request": p.request})
     export_ev = p.export.click(named(on_export, names), inputs, [p.files], api_name="compare_export")
 
     send.wire(ctx, p, ColumnSpec.from_values)

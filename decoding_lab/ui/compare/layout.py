@@ -55,6 +55,7 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     L, lang = ctx.labels, ctx.lang
     p = SimpleNamespace(cols=[], notes=[], outs=[], sends=[], groups=[])
     p.results = session_state()  # [(label, GenerationResult)] of the last run
+    p.request = session_state()  # the CompareRequest of the last run: what an export says was run
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
     p.model, p.prompt, p.chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
     with gr.Row():
