@@ -86,3 +86,16 @@ def test_send_copies_prompt_model_settings_and_opens_the_explorer(page):
     assert float(page.input_value("#temperature input[type=number]")) == 0
     page.screenshot(path=str(SHOTS / "compare_sent_to_explorer_zh.png"))
     page.locator("#lang-radio").get_by_text("English").click()
+
+
+def test_one_temperature_range_everywhere(page):
+    from decoding_lab.params import PARAMS
+    lo, hi = PARAMS["temperature"].slider_range
+    page.click("#tab-explorer-button")
+    explorer = [float(page.get_attribute("#temperature input[type=range]", a)) for a in ("min", "max")]
+    page.click("#tab-compare-button")
+    page.wait_for_selector("#cmp2-temperature input[type=range]", state="visible")
+    compare = [float(page.get_attribute("#cmp2-temperature input[type=range]", a)) for a in ("min", "max")]
+    assert compare == explorer == [lo, hi]
+    page.locator("#cmp2-temperature").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "compare_temperature_slider.png"))

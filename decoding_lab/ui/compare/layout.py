@@ -106,12 +106,16 @@ def _column(L: Labels, lang: str, i: int) -> dict[str, Any]:
 
 def _setting_controls(L: Labels, lang: str, i: int, p: dict[str, Any]) -> dict[str, Any]:
     """Column ``i``'s settings controls, one per row of the parameter table: the common knobs
-    in view, the rest in a closed "more" box. Sampling-only knobs hide for greedy and beam."""
+    in view, the rest in a closed "more" box. Sampling-only knobs hide for greedy and beam.
+
+    Temperature is a slider with the Explorer's range (the parameter table's ``ui_lo``/``ui_hi``),
+    so one range holds everywhere and a setting sent to the Explorer shows there as it is; the
+    other knobs are number boxes, which fit a narrow column."""
     c: dict[str, Any] = {}
     sampling = p["strategy"] == "sample"
     for key in SETTING_COL_KEYS:
         if PARAMS[key].compare:
-            c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=True,
+            c[key] = param_control(PARAMS[key], L, lang, p[key], prefix=f"cmp{i}-", box=key != "temperature",
                                    info=None, min_width=80, visible=sampling or key not in SAMPLE_ONLY)
     with gr.Accordion(t(lang, "cmp_more"), open=False) as acc:
         L(acc, "cmp_more")
