@@ -70,3 +70,42 @@ def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
         page.wait_for_function(f"document.querySelector('#lesson-feedback-0').innerText.includes({why[:40]!r})")
         assert sign in page.evaluate("document.querySelector('#lesson-feedback-0').innerText")
     page.wait_for_function(f"document.querySelector('#lesson-progress').innerText.includes('{done + 1} of {total}')")
+
+
+def test_lesson_1_three_scores_from_the_shipped_sweep(page):
+    """Lesson 1's predict-then-read screen: the guess is marked and the shipped file's three scores
+    appear (no model run: it reads the sweep)."""
+    from conftest_app import SHOTS
+    page.click("#lang-radio input[value='en']")
+    page.click("#tab-lessons-button")
+    les = LESSONS[0]
+    page.get_by_text(f"{les.number}. {les.title['en']}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['en']!r})")
+    exp = les.experiments[0]
+    for i in range(exp.screen - 1):
+        page.click("#teacher-next")
+        page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
+                               timeout=20_000)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.click("#lesson-guess input[value='vote']")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=30_000)
+    result = page.evaluate("document.querySelector('#lesson-result').innerText")
+    assert "0.56" in result and "0.38" in result and "0.80" in result and "✔" in result
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson1_three_scores.png"))
+
+
+def test_lesson_10_loads_the_two_engine_case_into_temperature_0(page):
+    les = next(x for x in LESSONS if x.number == 10)
+    page.click("#lang-radio input[value='en']")
+    page.click("#tab-lessons-button")
+    page.get_by_text(f"{les.number}. {les.title['en']}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['en']!r})")
+    page.click("#lesson-load")
+    page.wait_for_function("document.querySelector('button[role=tab][aria-selected=true]').id"
+                           " === 'tab-determinism-button'")
+    page.wait_for_function("document.querySelector('#det-prompt textarea').value"
+                           " === 'What is the capital of France?'", timeout=20_000)
+    labels = page.evaluate("[...document.querySelectorAll('#det-variants label')].map(l => l.innerText)")
+    assert any("llama.cpp" in x for x in labels)
