@@ -116,7 +116,11 @@ def test_play_and_stop(page, app_url):
     page.click("#play-btn")
     page.wait_for_function(f"{N_TOKENS} >= 2")
     try:
-        page.click("#stop-btn", timeout=20_000)
+        # One DOM click, as a person's click arrives: Playwright's own click waits for animation
+        # frames, which a busy renderer (the text growing by a token every ~0.1 s on a loaded
+        # machine) may not give it for a long time.
+        page.wait_for_selector("#stop-btn", state="visible", timeout=20_000)
+        page.evaluate("document.querySelector('#stop-btn').click()")
     except Exception:
         page.screenshot(path=str(SHOTS / "app_failed_stop.png"), full_page=True)
         raise
