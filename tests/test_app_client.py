@@ -81,7 +81,7 @@ def test_sessions_are_independent(app_url):
     ({"top_p": 0.0}, "top-p"),
     ({"order_preset": "custom", "custom_order": "top-k,foo"}, "foo"),
     ({"min_p": -0.5}, "min-p must be >= 0"),   # the core names the knob (sliders pass the value on as sent)
-    ({"top_n": 0}, "minimum"),
+    ({"top_n": 0}, "top-N must be >= 1, got 0"),   # checked as sent, named by the handler
 ])
 def test_bad_settings_keep_the_session(client, overrides, match):
     step(client)
