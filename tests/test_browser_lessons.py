@@ -87,11 +87,13 @@ def test_lesson_1_three_scores_from_the_shipped_sweep(page):
         page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
                                timeout=20_000)
     page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    assert page.inner_text("#lesson-run").strip() == "Read the shipped results"   # no live model here
     page.click("#lesson-guess input[value='vote']")
     page.click("#lesson-run")
     page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=30_000)
     result = page.evaluate("document.querySelector('#lesson-result').innerText")
     assert "0.56" in result and "0.38" in result and "0.80" in result and "✔" in result
+    assert "shipped result" in result and "live" not in result
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson1_three_scores.png"))
 

@@ -18,6 +18,8 @@ EN: dict[str, str] = {
     "unavailable": "Lessons unavailable: {error}", "no_lesson": "no lesson numbered {number!r}",
     # predict, then see
     "predict": "**Predict first.** {question}", "your_guess": "Your prediction", "run": "Run it on the live model",
+    "run_file": "Read the shipped results", "pick_right_file": "✔ Your prediction matches the shipped result.",
+    "pick_wrong_file": "✘ The shipped result disagrees: {live}.", "result_head_file": "**Your prediction:** {guess} · **shipped result:** {live}",
     "guess_first": "Make your prediction first (pick or type it), then run.",
     "result_head": "**Your prediction:** {guess} · **live result:** {live}",
     "pick_right": "✔ Your prediction matches the live run.", "pick_wrong": "✘ The live run disagrees: {live}.",
@@ -25,7 +27,7 @@ EN: dict[str, str] = {
     "fallback": "(The live run failed, so these are the values measured when the lesson was tested: {error})",
     "took": "ran in {s:.1f} s on {model}",
     "plot_guess": "your prediction", "plot_raw": "p raw (T = 1)", "plot_final": "p after the stages",
-    "plot_value": "live value", "plot_pick": "your pick",
+    "plot_value": "live value", "plot_value_file": "shipped value", "plot_pick": "your pick",
     "glossary": "Glossary (English ↔ 中文)",
 }
 
@@ -41,6 +43,7 @@ ZH: dict[str, str] = {
     "determinism": "温度 0",
     "unavailable": "课程不可用：{error}", "no_lesson": "没有编号为 {number!r} 的课程",
     "predict": "**先预测。** {question}", "your_guess": "你的预测", "run": "在实时模型上运行",
+    "run_file": "读取随附的结果", "pick_right_file": "✔ 你的预测与随附结果一致。", "pick_wrong_file": "✘ 随附结果不同：{live}。", "result_head_file": "**你的预测：** {guess} · **随附结果：** {live}",
     "guess_first": "请先做出预测（选择或填写），再运行。",
     "result_head": "**你的预测：** {guess} · **实际结果：** {live}",
     "pick_right": "✔ 你的预测与实际运行一致。", "pick_wrong": "✘ 实际运行的结果不同：{live}。",
@@ -48,7 +51,7 @@ ZH: dict[str, str] = {
     "fallback": "（实时运行失败，以下是测试本课时测得的数值：{error}）",
     "took": "在 {model} 上运行，用时 {s:.1f} 秒",
     "plot_guess": "你的预测", "plot_raw": "原始 p（T = 1）", "plot_final": "各阶段之后的 p",
-    "plot_value": "实际值", "plot_pick": "你选的",
+    "plot_value": "实际值", "plot_value_file": "随附值", "plot_pick": "你选的",
     "glossary": "术语表（English ↔ 中文）",
 }
 
