@@ -6,7 +6,9 @@ the lessons' own words ("about", "≈"): we allow a few hundredths or a few perc
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -523,21 +525,25 @@ def _three_scores(smollm, gemma):
     assert pass1(0.7) == pytest.approx(0.38, abs=0.005) and vote(0.3) == pytest.approx(0.80)
 
 
+# Lesson 12's costs are measured by the bench, not timed in a test (timing on a shared machine is
+# noise): the shipped file is one bench run, re-made with
+#   OMP_NUM_THREADS=1 python -m decoding_lab bench --only ops,grammar --json > assets/bench/ops_grammar.json
+BENCH_FILE = Path(__file__).resolve().parents[1] / "assets" / "bench" / "ops_grammar.json"
+
+
 @check("ops-cost-ratios")
 def _ops_cost(smollm, gemma):
-    """Lesson 12's timing claims as ratios (milliseconds depend on the machine): fastest of 10 runs."""
-    from decoding_lab.bench import sampling_ops
-    rows = sampling_ops(repeats=10)
+    """Lesson 12's sampling-cost claims as ratios of the shipped bench run (fastest of 30 runs)."""
+    rows = json.loads(BENCH_FILE.read_text())["sampling_ops"]
     for v in (49152, 262144):
         us = {r["op"]: r["us_min"] for r in rows if r["vocab"] == v}
         assert us["top-p 0.95 (sort)"] > 10 * us["min-p 0.05"], us
-        assert us["top-k 40"] < 1.3 * us["min-p 0.05"], us   # "no longer than", with timing noise
+        assert us["top-k 40"] <= us["min-p 0.05"], us
 
 
 @check("mask-cost-ratio")
 def _mask_cost(smollm, gemma):
-    from decoding_lab.bench import grammar_cost
-    r = grammar_cost(smollm)
+    r = json.loads(BENCH_FILE.read_text())["grammar"]
     assert r["valid"] and r["tokens"] > 10
     assert r["mask_ms"]["mean"] < 0.01 * r["forward_ms"]["mean"], r
     assert r["stage_ms"]["mean"] < 0.1 * r["forward_ms"]["mean"], r
