@@ -19,8 +19,8 @@ def build(ctx: TabContext) -> TabUI:
     """The Beam search tab inside the current ``gr.Tab`` (it has its own model choice)."""
     p = build_layout(ctx)
     events = handlers.wire(ctx, p)
-    return TabUI(name="beam", states=[p.result], views=[p.tree, p.table, p.status],
-                 relabel=lambda lang, run: handlers.render(p, lang, run),
+    return TabUI(name="beam", states=[p.result, p.by], views=[p.tree, p.table, p.status],
+                 relabel=lambda lang, run, by: handlers.render(p, lang, run, by),
                  fill=lambda preset, lang: handlers.fill(p, preset, lang), fill_outputs=handlers.fill_outputs(p),
                  events=events, parts=p)
 

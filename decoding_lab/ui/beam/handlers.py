@@ -15,6 +15,7 @@ import pandas as pd
 from decoding_lab.stages import SettingsError
 from decoding_lab.strategies.beam import HypothesisRanking, rank_hypotheses
 from decoding_lab.ui.beam import views
+from decoding_lab.ui.beam.plots import ANCESTRY_JS
 from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
@@ -71,11 +72,11 @@ class BeamRun:
     texts: tuple[str, ...]      # decoded, EOS left out; one per ranking.hypotheses
 
 
-def render(p: SimpleNamespace, lang: str, run: BeamRun | None) -> dict[Any, Any]:
-    """Every view of the tab for ``run``."""
+def render(p: SimpleNamespace, lang: str, run: BeamRun | None, by: str = "hypothesis") -> dict[Any, Any]:
+    """Every view of the tab for ``run``, the tree laid out ``by`` hypothesis or beam slot."""
     if not run:
         return {p.tree: views.empty_tree(lang), p.table: pd.DataFrame(), p.status: ""}
-    return {p.tree: views.tree_figure(run.result.beam_tree, lang),
+    return {p.tree: views.tree_figure(run.result.beam_tree, lang, by),
             p.table: views.ranking_table(run.ranking, run.texts, lang), p.status: views.status_text(run.result, lang)}
 
 
@@ -113,17 +114,27 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
             now = time.perf_counter()
             if res.done or now - last_full >= 1.0:  # redraw the tree at most once a second
                 last_full = now
-                yield {**render(p, lang, run), p.result: run}
+                yield {**render(p, lang, run, v["by"]), p.result: run}
             else:
                 yield {p.status: views.status_text(res, lang), p.result: run}
 
     inputs, names = inputs_of({"lang": ctx.lang_state, "state": p.result, "model": p.model, "prompt": p.prompt,
                                "chat": p.chat, "num_beams": p.beams, "length_penalty": p.alpha,
-                               "early_stopping": p.early, "max_new_tokens": p.max_new, "alphas": p.alphas})
+                               "early_stopping": p.early, "max_new_tokens": p.max_new, "alphas": p.alphas,
+                               "by": p.by})
     run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
                          inputs, [p.tree, p.table, p.status, p.result], api_name="beam_run", concurrency_id="model",
                          show_progress="minimal")
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
+
+    def on_layout(v: dict[str, Any]) -> Any:
+        # the same run, laid out again: no model work
+        run = v["state"]
+        return views.tree_figure(run.result.beam_tree, v["lang"], v["by"]) if run else views.empty_tree(v["lang"])
+
+    inputs, names = inputs_of({"lang": ctx.lang_state, "state": p.result, "by": p.by})
+    p.by.change(named(on_layout, names), inputs, [p.tree], api_name="beam_layout")
+    p.tree.change(None, None, None, js=ANCESTRY_JS, api_visibility="private")  # hover lights up a node's path
 
     @guarded
     def on_export(v: dict[str, Any]) -> dict[Any, Any]:

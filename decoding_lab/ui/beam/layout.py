@@ -7,11 +7,16 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from decoding_lab.ui.beam.strings import tr
 from decoding_lab.ui.beam.views import empty_tree
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.tab import TabContext
 from decoding_lab.ui.common.controls import model_prompt_row
+
+
+def layout_choices(lang: str) -> list[tuple[str, str]]:
+    return [(tr(lang, "by_hypothesis"), "hypothesis"), (tr(lang, "by_slot"), "slot")]
 
 
 def build_layout(ctx: TabContext) -> SimpleNamespace:
@@ -34,6 +39,8 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
         p.run = L(gr.Button(t(lang, "beam_run"), variant="primary", elem_id="beam-run"), "beam_run", "value")
         p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="beam-stop"), "stop", "value")
     p.status = gr.Markdown("", elem_id="beam-status")
+    p.by = L(gr.Radio(layout_choices(lang), value="hypothesis", label=tr(lang, "layout"), info=tr(lang, "layout_info"),
+                      elem_id="beam-layout"), "beam.layout", "choices", layout_choices)
     p.tree = gr.Plot(empty_tree(lang), elem_id="beam-chart", show_label=False)
     p.note = L(gr.Markdown(t(lang, "beam_note")), "beam_note", "value")
     p.table = L(gr.Dataframe(label=t(lang, "beam_ranking"), interactive=False, elem_id="beam-table", wrap=True),

@@ -1,9 +1,10 @@
 """The beam-search tree, drawn from ``BeamTree`` records.
 
-x = step, y = the candidate's rank among that step's candidates (0 = best cumulative
-score). Every candidate is a node coloured by what happened to it (live beam, finished
-hypothesis, rejected hypothesis, pruned); edges follow the back-pointers to the parent
-beam. The winning hypothesis's path is drawn thick.
+x = step; y = the node's row, by hypothesis (a path keeps its row, edges never cross) or by
+beam slot (the candidate's rank at its step), see ``tree_layout``. Every candidate is a node
+coloured by what happened to it (live beam, finished hypothesis, rejected hypothesis,
+pruned); edges follow the back-pointers to the parent beam. The winning hypothesis's path
+is drawn thick, and ``ANCESTRY_JS`` lights up the path of the node under the cursor.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from decoding_lab.ui.beam import tree_layout
+from decoding_lab.ui.beam.strings import tr
+from decoding_lab.ui.beam.tree_layout import Key, Node
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import BLUE, FONT, GREY, ORANGE, show_token
 
@@ -21,12 +25,6 @@ STATUS_STYLE = {  # status -> (colour, symbol, size)
     "rejected": ("#dc2626", "x", 10),
     "pruned": (GREY, "circle-open", 7),
 }
-
-
-def _parent_y(tree: Any, step: int, parent: int) -> float:
-    """y of the node a candidate hangs from: the root (y 0) at step 0, else the live
-    candidate that became beam ``parent`` at the previous step."""
-    return 0.0 if step == 0 else float(tree.steps[step - 1].live[parent])
 
 
 def winner_path(tree: Any) -> set[tuple[int, int]]:
@@ -44,43 +42,95 @@ def winner_path(tree: Any) -> set[tuple[int, int]]:
     return nodes
 
 
-def beam_tree_chart(tree: Any, lang: str, title: str = "") -> go.Figure:
+def _rows(tree: Any, by: str) -> dict[Key, int]:
+    return tree_layout.hypothesis_rows(tree) if by == "hypothesis" else tree_layout.slot_rows(tree)
+
+
+def _ancestry_data(tree: Any, rows: dict[Key, int], node: Node) -> str:
+    """A node's path from the prompt as ``"x,x,…|y,y,…"``: the hover script draws it."""
+    path = tree_layout.ancestry(tree, node)
+    xs = ",".join(str(-1 if k is None else k[0]) for k in path)
+    return xs + "|" + ",".join(str(rows[k]) for k in path)
+
+
+def _label(c: Any, lang: str) -> str:
+    """A node's text: the token, a short "EOS" for an end-of-sequence token (``<|im_end|>`` on
+    every finished node ran into its neighbours), nothing for a pruned one."""
+    if c.status == "pruned":
+        return ""
+    return tr(lang, "eos") if c.eos else show_token(c.token)
+
+
+def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis") -> go.Figure:
+    """The tree, laid out ``by`` hypothesis (parent-aligned) or by beam slot (``tree_layout``).
+
+    Every node carries its ancestry (``customdata``); ``ANCESTRY_JS`` copies it into the empty
+    "ancestry" series on hover, so the path from the prompt to the node lights up."""
     fig = go.Figure()
+    rows = _rows(tree, by)
     best = winner_path(tree)
-    ex, ey, bx, by = [], [], [], []  # edges: all, and the winner's path
+    ex, ey, bx, by_ = [], [], [], []  # edges: all, and the winner's path
     for s, bstep in enumerate(tree.steps):
         for j, c in enumerate(bstep.candidates):
-            py = _parent_y(tree, s, c.parent)
-            xs, ys = (bx, by) if (s, j) in best else (ex, ey)
+            if (s, j) not in rows:
+                continue
+            xs, ys = (bx, by_) if (s, j) in best else (ex, ey)
             xs += [s - 1, s, None]
-            ys += [py, j, None]
+            ys += [rows[tree_layout.parent_of(tree, (s, j))], rows[s, j], None]
     fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#cbd5e1", width=1), hoverinfo="skip", showlegend=False)
-    fig.add_scatter(x=bx, y=by, mode="lines", line=dict(color=ORANGE, width=4), hoverinfo="skip",
+    fig.add_scatter(x=bx, y=by_, mode="lines", line=dict(color=ORANGE, width=4), hoverinfo="skip",
                     name=t(lang, "beam_winner"))
-    fig.add_scatter(x=[-1], y=[0], mode="markers+text", text=["prompt"], textposition="bottom center",
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#7c3aed", width=3), hoverinfo="skip", meta="ancestry",
+                    name=tr(lang, "ancestry"))
+    fig.add_scatter(x=[-1], y=[rows[None]], mode="markers+text", text=[tr(lang, "prompt")], textposition="bottom center",
                     marker=dict(color="#111827", size=10), hoverinfo="skip", showlegend=False)
     for status, (colour, symbol, size) in STATUS_STYLE.items():
-        xs, ys, texts, hover = [], [], [], []
+        xs, ys, texts, hover, where, anc = [], [], [], [], [], []
         for s, bstep in enumerate(tree.steps):
             for j, c in enumerate(bstep.candidates):
-                if c.status != status:
+                if c.status != status or (s, j) not in rows:
                     continue
                 xs.append(s)
-                ys.append(j)
-                texts.append(show_token(c.token) if status != "pruned" else "")
+                ys.append(rows[s, j])
+                texts.append(_label(c, lang))
+                where.append("top center" if s % 2 == 0 else "bottom center")  # neighbours' labels alternate
+                anc.append(_ancestry_data(tree, rows, (s, j)))
                 h = (f"<b>{show_token(c.token)}</b> (id {c.token_id})<br>step {s} · from beam {c.parent}"
                      f"<br>step log p {c.logprob:.3f}<br>cumulative {c.score:.3f}")
                 if c.normalized_score is not None:
                     h += f"<br>length-normalised {c.normalized_score:.3f} (α = {tree.length_penalty:g})"
                 hover.append(h + f"<br>{t(lang, status)}")
         if xs:
-            fig.add_scatter(x=xs, y=ys, mode="markers+text", text=texts, textposition="top center",
+            fig.add_scatter(x=xs, y=ys, mode="markers+text", text=texts, textposition=where, customdata=anc,
                             textfont=dict(size=10), name=t(lang, status), hovertext=hover, hoverinfo="text",
                             marker=dict(color=colour, symbol=symbol, size=size, line=dict(width=1, color=colour)))
-    n_cand = max((len(s.candidates) for s in tree.steps), default=1)
+    n_rows = max(rows.values(), default=0) + 1
+    axis = tr(lang, "rows_axis") if by == "hypothesis" else t(lang, "beam_rank_axis")
     fig.update_xaxes(title=t(lang, "beam_step_axis"), dtick=1, range=[-1.6, max(len(tree.steps), 4) - 0.4])
-    fig.update_yaxes(title=t(lang, "beam_rank_axis"), dtick=1, range=[n_cand - 0.5, -0.8])
-    fig.update_layout(title=dict(text=title or t(lang, "beam_tree"), x=0.01, font=dict(size=14)), font=FONT,
-                      height=max(360, 60 + 44 * n_cand), template="plotly_white", margin=dict(l=50, r=20, t=50, b=40),
+    fig.update_yaxes(title=axis, dtick=1, range=[n_rows - 0.5, -0.8], showticklabels=by != "hypothesis")
+    default_title = tr(lang, "title_hypothesis") if by == "hypothesis" else t(lang, "beam_tree")
+    fig.update_layout(title=dict(text=title or default_title, x=0.01, font=dict(size=14)), font=FONT,
+                      height=max(360, 60 + 40 * n_rows), template="plotly_white", margin=dict(l=50, r=20, t=50, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return fig
+
+
+#: Run in the browser after the tree is drawn: on hover, copy the node's ancestry (its
+#: ``customdata``, "x,…|y,…") into the series whose ``meta`` is "ancestry"; clear it on unhover.
+#: A page-wide timer re-attaches the two listeners whenever gradio draws a new chart element.
+ANCESTRY_JS = """() => {
+  if (window.__beamAncestry) return;
+  window.__beamAncestry = setInterval(() => {
+    const gd = document.querySelector('#beam-chart .js-plotly-plot');
+    if (!gd || gd.__ancestry || !window.Plotly || !gd.on) return;
+    gd.__ancestry = true;
+    const at = () => (gd.data || []).findIndex(d => d.meta === 'ancestry');
+    gd.on('plotly_hover', ev => {
+      const i = at(), cd = ev.points && ev.points[0] && ev.points[0].customdata;
+      if (i < 0 || typeof cd !== 'string') return;
+      const [xs, ys] = cd.split('|').map(part => part.split(',').map(Number));
+      window.Plotly.restyle(gd, {x: [xs], y: [ys]}, [i]);
+    });
+    gd.on('plotly_unhover', () => { const i = at(); if (i >= 0) window.Plotly.restyle(gd, {x: [[]], y: [[]]}, [i]); });
+  }, 400);
+}"""

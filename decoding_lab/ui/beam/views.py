@@ -20,8 +20,8 @@ def empty_tree(lang: str) -> go.Figure:
     return plots.empty_figure(lang, "beam_intro", 300)
 
 
-def tree_figure(tree: Any, lang: str) -> go.Figure:
-    return beam_tree_chart(tree, lang)
+def tree_figure(tree: Any, lang: str, by: str = "hypothesis") -> go.Figure:
+    return beam_tree_chart(tree, lang, by=by)
 
 
 def ranking_rows(ranking: HypothesisRanking, texts: Sequence[str]) -> list[list[Any]]:
