@@ -49,11 +49,7 @@ def as_number(name: str, value: Any) -> Any:
         if p is not None and p.none_ok:
             return None
         raise SettingsError(f"{(p.label if p else name.replace('_', ' '))} is empty: give a number")
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise SettingsError(f"{(p.label if p else name.replace('_', ' '))} must be a number, got {value!r}") from None
+    value = _from_text(p.label if p else name.replace("_", " "), value)
     if name in INT_KEYS and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -74,12 +70,17 @@ def number_input(label: str, value: Any, lo: float | None = None, hi: float | No
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         raise SettingsError(f"{label} is empty: give a number")
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise SettingsError(f"{label} must be a number, got {value[:40]!r}") from None
-    return check_number(label, value, lo, hi, integer=integer)
+    return check_number(label, _from_text(label, value), lo, hi, integer=integer)
+
+
+def _from_text(label: str, value: Any) -> Any:
+    """A number typed as text becomes a float; other text is refused, naming ``label``."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise SettingsError(f"{label} must be a number, got {value[:40]!r}") from None
 
 
 def settings_from_values(v: dict[str, Any]) -> SamplingSettings:
