@@ -95,8 +95,8 @@ def test_idle_session_state_is_dropped_and_freed(app):
 def test_one_tab_runs_one_model_job_at_a_time(app):
     _, url = app
     client = Client(url, verbose=False)
-    job = client.submit(**explorer_args(prompt="Tell me a very long story about a lighthouse."),
-                        api_name="/explorer_play")
+    story = "Tell me a very long story about a lighthouse."
+    job = client.submit(**explorer_args(prompt=story), api_name="/explorer_play")
     deadline = time.monotonic() + 60
     while not job.outputs() and time.monotonic() < deadline:  # playing: the job holds its slot
         time.sleep(0.1)
@@ -109,7 +109,7 @@ def test_one_tab_runs_one_model_job_at_a_time(app):
     deadline = time.monotonic() + 30
     while True:
         try:
-            rows = step(client)["table"]["data"]
+            rows = step(client, prompt=story)["table"]["data"]   # the same prompt: the same run goes on
             break
         except AppError as e:
             assert "busy" in str(e) and time.monotonic() < deadline, e
