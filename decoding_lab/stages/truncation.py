@@ -29,6 +29,7 @@ import torch
 
 from decoding_lab.params import PARAMS
 from decoding_lab.stages.base import History, Stage
+from decoding_lab.stages.partial_sort import cut_with_fallback, top_p_remove, typical_p_remove
 
 
 class TopK(Stage):
@@ -102,13 +103,20 @@ class TopP(Stage):
     def transform(self, logits: torch.Tensor, history: History) -> torch.Tensor:
         if self.float32_sums and self.p < 1.0:
             return self._llamacpp(logits)
+        if self.p >= 1.0:
+            return self._full_sort(logits)
+        # A small nucleus is decided from a partial sort, the same set (``partial_sort``);
+        # the rows it cannot settle are sorted whole.
+        return cut_with_fallback(logits, *top_p_remove(logits, self.p), self._full_sort)
+
+    def _full_sort(self, logits: torch.Tensor) -> torch.Tensor:
+        """transformers' ``TopPLogitsWarper``: the whole vocabulary sorted."""
         sorted_logits, sorted_idx = torch.sort(logits, descending=False)
         cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
         remove_sorted = cumulative <= (1 - self.p)
         remove_sorted[..., -1:] = False  # always keep the most likely token
         remove = remove_sorted.scatter(-1, sorted_idx, remove_sorted)
         return logits.masked_fill(remove, float("-inf"))
-
 
     def _llamacpp(self, logits: torch.Tensor) -> torch.Tensor:
         """llama.cpp's arithmetic: p_i = expf(z_i - max) / (a float running sum of those, in
@@ -196,6 +204,13 @@ class TypicalP(Stage):
         p = logp.exp()
         ent = -(logp * p).nansum(-1, keepdim=True)
         surprise_gap = (-logp - ent).abs()
+        # The kept set from a partial sort where it settles the boundary (``partial_sort``).
+        remove, decided = typical_p_remove(logits, surprise_gap, self.p, self.strict)
+        rows = (~decided).nonzero().flatten()
+        return cut_with_fallback(logits, remove, decided, lambda z: self._full_sort(z, surprise_gap[rows]))
+
+    def _full_sort(self, logits: torch.Tensor, surprise_gap: torch.Tensor) -> torch.Tensor:
+        """The reference rule: every token sorted by its surprise gap."""
         sorted_gap, sorted_idx = torch.sort(surprise_gap, descending=False, stable=True)
         sorted_logits = logits.gather(-1, sorted_idx)
         cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
