@@ -2,14 +2,18 @@
 
 Ratios, not absolute times, are the point: these machines are shared, so each
 comparison interleaves its two contenders round by round and reports the ratio of
-medians. Sections:
+medians. Each figure that has a target carries it beside the measurement. Sections:
 
+* the Explorer's Step through the real app (gradio's queue and event stream) against the core
+  step it wraps (``--only ui``, ``bench_ui``);
 * step overhead: a fully traced step (every stage recorded, statistics computed)
   relative to a bare KV-cached forward pass plus argmax;
 * throughput against transformers ``generate`` with identical settings (greedy, beam
   search with 4 beams, 16 samples of one 400-token prompt), with output identity checked
   for greedy and beam;
-* per-operation sampling cost on the 49k and 262k vocabularies;
+* per-operation sampling cost on the 49k and 262k vocabularies (random logits, the worst case
+  for top-p) and on the model's own logits (top-p's partial sort against its full sort);
+* the Temperature 0 tab's run, every numerical path on its default question (``--only t0``);
 * a traced step on the llama.cpp backend against the transformers float32 path (same GGUF);
 * grammar mask cost per token relative to the forward pass (when the grammar module is present);
 * verifier-tilt cost per token relative to plain sampling (``--only tilt``; not in the default set:
@@ -111,21 +115,54 @@ def backend_steps(name: str, tokens: int = 24, rounds: int = 5) -> dict[str, Any
             "threads": torch.get_num_threads()}
 
 
-def sampling_ops(vocab_sizes: tuple[int, ...] = (49152, 262144), repeats: int = 30) -> list[dict[str, Any]]:
+def sampling_ops(lm: Any | None = None, vocab_sizes: tuple[int, ...] = (49152, 262144),
+                 repeats: int = 30) -> list[dict[str, Any]]:
+    """Each stage's cost on one row of logits. Two kinds of row: random logits (N(0, 9): a flat
+    distribution whose nucleus holds most of the vocabulary, the worst case for top-p, which
+    then sorts everything) and, with ``lm``, the model's own next-token logits for a story
+    prompt (a few likely tokens, the usual case). Top-p / typical-p also run their full sort
+    on the same row (``… full sort``), so the partial sort's gain is a ratio from one run."""
+    inputs: list[tuple[str, torch.Tensor]] = [
+        (f"random, vocab {v}", torch.randn(1, v, generator=torch.Generator().manual_seed(0)) * 3) for v in vocab_sizes]
+    if lm is not None:
+        prompt = lm.encode_prompt("Tell me a story about a lighthouse keeper.", lm.has_chat_template)
+        inputs.append((f"{lm.name} logits, vocab {lm.vocab_size}", forward(lm.model, torch.tensor([prompt]),
+                                                                           new_cache(lm.model))))
     rows = []
-    for v in vocab_sizes:
-        z = torch.randn(1, v, generator=torch.Generator().manual_seed(0)) * 3
-        h = History.empty()
-        ops = {"top-k 40": TopK(40), "top-p 0.95 (sort)": TopP(0.95), "min-p 0.05": MinP(0.05),
-               "typical-p 0.95": TypicalP(0.95)}
-        ops["softmax"] = None
-        for name, stage in ops.items():
-            fn = (lambda: torch.softmax(z, -1)) if stage is None else (lambda st=stage: st.transform(z, h))
+    h = History.empty()
+    for label, z in inputs:
+        ops: dict[str, Callable[[], Any]] = {
+            "softmax": lambda: torch.softmax(z, -1), "top-k 40": lambda: TopK(40).transform(z, h),
+            "min-p 0.05": lambda: MinP(0.05).transform(z, h), "top-p 0.95": lambda: TopP(0.95).transform(z, h),
+            "top-p 0.95, full sort": lambda: TopP(0.95)._full_sort(z),
+            "typical-p 0.95": lambda: TypicalP(0.95).transform(z, h)}
+        for name, fn in ops.items():
             fn()
             times = _times(fn, repeats)
             # The minimum is the least disturbed run on a shared machine; the median shows the spread.
-            rows.append({"vocab": v, "op": name, "us_min": 1e6 * min(times), "us_median": 1e6 * statistics.median(times)})
+            rows.append({"logits": label, "vocab": z.shape[-1], "op": name, "us_min": 1e6 * min(times),
+                         "us_median": 1e6 * statistics.median(times),
+                         "kept": int(torch.isfinite(fn()).sum()) if name != "softmax" else None})
     return rows
+
+
+def temperature_zero(lm: Any, tokens: int = 40) -> dict[str, Any]:
+    """The Temperature 0 tab's run: every numerical path, greedy, on its default question;
+    seconds per path and in all (target: 30 s on these 2-core machines)."""
+    from decoding_lab.determinism import VARIANTS, iter_variants
+    from decoding_lab.models import BUNDLED
+    prompt = lm.encode_prompt("What is the capital of France?", lm.has_chat_template)
+    variants = VARIANTS if lm.name in BUNDLED else tuple(v for v in VARIANTS if "llama.cpp" not in v)
+    paths, t0 = [], time.perf_counter()
+    it = iter_variants(lm, prompt, tokens, variants)
+    while True:
+        t = time.perf_counter()
+        run = next(it, None)
+        if run is None:
+            break
+        paths.append({"path": run.name, "s": time.perf_counter() - t, "tokens": len(run.tokens)})
+    return {"model": lm.name, "max_new_tokens": tokens, "paths": paths, "total_s": time.perf_counter() - t0,
+            "target_s": 30.0}
 
 
 def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -286,7 +323,7 @@ def grammar_cost(lm: Any) -> dict[str, Any] | None:
 def run(args: argparse.Namespace) -> None:
     from decoding_lab.models import BUNDLED, DEFAULT_MODEL, get_model
     torch.manual_seed(0)
-    sections = set((args.only or "overhead,ops,backends,throughput,grammar,start,memory").split(","))
+    sections = set((args.only or "ui,overhead,ops,t0,backends,throughput,grammar,start,memory").split(","))
     lm = get_model(args.model or DEFAULT_MODEL)
     report: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     failed: list[str] = []
@@ -301,11 +338,16 @@ def run(args: argparse.Namespace) -> None:
             failed.append(key)
         print(f"[bench] {key}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
+    if "ui" in sections:
+        from decoding_lab.bench_ui import ui_roundtrip
+        section("ui_roundtrip", lambda: ui_roundtrip(lm))
     if "overhead" in sections:
         section("step_overhead", lambda: [step_overhead(lm)] + (
             [step_overhead(get_model(n)) for n in BUNDLED if n != lm.name] if args.all_models else []))
     if "ops" in sections:
-        section("sampling_ops", sampling_ops)
+        section("sampling_ops", lambda: sampling_ops(lm))
+    if "t0" in sections:
+        section("temperature_zero", lambda: temperature_zero(lm))
     if "backends" in sections:
         section("backends", lambda: [backend_steps(n) for n in ([lm.name] + (
             [n for n in BUNDLED if n != lm.name] if args.all_models else [])) if n in BUNDLED])
@@ -334,6 +376,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: overhead,ops,backends,throughput,grammar,start,memory,tilt "
+                   help="comma-separated sections: ui,overhead,ops,t0,backends,throughput,grammar,start,memory,tilt "
                         "(default: all but tilt)")
     p.set_defaults(handler=run)

@@ -17,8 +17,9 @@ differently. Real sources of such differences:
   de-quantised to float32 for PyTorch (``llama.cpp kernels, same GGUF``). On SmolLM2 and
   "What is the capital of France?" the two part at the very first token.
 
-``greedy_variants`` decodes the same prompt greedily along each path and reports where
-the texts first diverge, with the margin that was too small at that step.
+``greedy_variants`` decodes the same prompt greedily along each path (each stops at its
+end-of-sequence token, kept as its last token) and reports where the texts first diverge,
+with the margin that was too small at that step.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class VariantRun:
         return {"name": self.name, "tokens": self.tokens, "margins": self.margins}
 
 
-def _greedy_cached(model: Any, prompt: list[int], n: int) -> VariantRun:
+def _greedy_cached(model: Any, prompt: list[int], n: int, eos: frozenset[int] = frozenset()) -> VariantRun:
     cache = new_cache(model)
     logits = forward(model, torch.tensor([prompt]), cache)[0]
     toks, margins = [], []
@@ -59,22 +60,29 @@ def _greedy_cached(model: Any, prompt: list[int], n: int) -> VariantRun:
         margins.append(top_margin(logits))
         tok = int(logits.argmax())
         toks.append(tok)
+        if tok in eos:      # the text is over: a path stops at its end-of-sequence token
+            break
         logits = forward(model, torch.tensor([[tok]]), cache)[0]
     return VariantRun("", toks, margins)
 
 
 @torch.inference_mode()
-def _greedy_full(model: Any, prompt: list[int], n: int) -> VariantRun:
+def _greedy_full(model: Any, prompt: list[int], n: int, eos: frozenset[int] = frozenset()) -> VariantRun:
+    """Every step reads the whole text again, without a cache (only the last position's
+    logits are projected onto the vocabulary: the others would be thrown away)."""
     toks, margins = [], []
     for _ in range(n):
-        logits = model(torch.tensor([prompt + toks])).logits[0, -1].float()
+        logits = model(torch.tensor([prompt + toks]), use_cache=False, logits_to_keep=1).logits[0, -1].float()
         margins.append(top_margin(logits))
         toks.append(int(logits.argmax()))
+        if toks[-1] in eos:
+            break
     return VariantRun("", toks, margins)
 
 
 @torch.inference_mode()
-def _greedy_batched(model: Any, prompt: list[int], n: int, pad_id: int) -> VariantRun:
+def _greedy_batched(model: Any, prompt: list[int], n: int, pad_id: int,
+                    eos: frozenset[int] = frozenset()) -> VariantRun:
     """Decode ``prompt`` as row 1 of a batch whose row 0 is a longer prompt (left padding)."""
     other = (prompt * 3)[: len(prompt) * 2]
     width = len(other)
@@ -88,6 +96,8 @@ def _greedy_batched(model: Any, prompt: list[int], n: int, pad_id: int) -> Varia
         margins.append(top_margin(row))
         tok = int(row.argmax())
         toks.append(tok)
+        if tok in eos:
+            break
         nxt = torch.tensor([[int(logits[0].argmax())], [tok]])
         mask = torch.cat([mask, torch.ones(2, 1, dtype=mask.dtype)], dim=1)
         logits = forward(model, nxt, cache, attention_mask=mask)
@@ -117,13 +127,14 @@ def iter_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     if "float32, full recompute" in variants and len(prompt_ids) + max_new_tokens > MAX_RECOMPUTE_TOKENS:
         raise SettingsError(f"the full-recompute path re-reads the whole text at every step: prompt + new tokens "
                             f"must be at most {MAX_RECOMPUTE_TOKENS}, got {len(prompt_ids) + max_new_tokens}")
+    eos = frozenset(int(t) for t in (getattr(lm, "eos_token_ids", ()) or ()))
+    n = max_new_tokens
     runners: dict[str, Callable[[], VariantRun]] = {
-        "float32, cached": lambda: _greedy_cached(lm.model, prompt_ids, max_new_tokens),
-        "float32, full recompute": lambda: _greedy_full(lm.model, prompt_ids, max_new_tokens),
-        "bfloat16, cached": lambda: _greedy_cached(_bf16(lm), prompt_ids, max_new_tokens),
-        "batched with a longer prompt": lambda: _greedy_batched(lm.model, prompt_ids, max_new_tokens,
-                                                                int(lm.eos_token_ids[0])),
-        "llama.cpp kernels, same GGUF": lambda: _greedy_cached(_on_llamacpp(lm).model, prompt_ids, max_new_tokens),
+        "float32, cached": lambda: _greedy_cached(lm.model, prompt_ids, n, eos),
+        "float32, full recompute": lambda: _greedy_full(lm.model, prompt_ids, n, eos),
+        "bfloat16, cached": lambda: _greedy_cached(_bf16(lm), prompt_ids, n, eos),
+        "batched with a longer prompt": lambda: _greedy_batched(lm.model, prompt_ids, n, int(lm.eos_token_ids[0]), eos),
+        "llama.cpp kernels, same GGUF": lambda: _greedy_cached(_on_llamacpp(lm).model, prompt_ids, n, eos),
     }
     unknown = [name for name in variants if name not in runners]
     if unknown:  # before any model work

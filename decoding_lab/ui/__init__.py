@@ -20,6 +20,11 @@ import os
 from typing import Any
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# Gradio's queue summarises its event log (a pandas DataFrame of up to 10,000 events, grouped,
+# with percentiles) after *every* event, for a monitoring page this app does not use: the
+# cost grows with uptime, on the same cores as the model. Summarise every 500 events, keep 1,000.
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "500")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 from decoding_lab.ui.common.sessions import queue_kwargs  # noqa: E402
 

@@ -110,7 +110,7 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis
     fig.update_yaxes(title=axis, dtick=1, range=[n_rows - 0.5, -0.8], showticklabels=by != "hypothesis")
     default_title = tr(lang, "title_hypothesis") if by == "hypothesis" else t(lang, "beam_tree")
     fig.update_layout(title=dict(text=title or default_title, x=0.01, font=dict(size=14)), font=FONT,
-                      height=max(360, 60 + 40 * n_rows), template="plotly_white", margin=dict(l=50, r=20, t=50, b=40),
+                      height=max(360, 60 + 40 * n_rows), margin=dict(l=50, r=20, t=50, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return fig
 

@@ -81,13 +81,13 @@ def dist_chart(trace: Any, lang: str, log_y: bool = False) -> go.Figure:
     labels = plots.token_labels(rows)
     hover = [hover_text(r, trace, lang) for r in rows]
     by_id = {r.token_id: i for i, r in enumerate(rows)}
-    common = dict(hoverinfo="text", hoverlabel=dict(font=dict(size=13)))
+    data: list[dict[str, Any]] = []
 
     def bar(name: str, idx: list[int], ys: list[float], colour: str, group: str, **kw: Any) -> None:
-        fig.add_bar(name=name, x=[labels[i] for i in idx], y=ys, marker_color=colour, offsetgroup=group,
-                    customdata=[rows[i].token_id for i in idx], hovertext=[hover[i] for i in idx], **common, **kw)
+        data.append(dict(type="bar", name=name, x=[labels[i] for i in idx], y=ys, marker=dict(color=colour, **kw),
+                         offsetgroup=group, customdata=[rows[i].token_id for i in idx],
+                         hovertext=[hover[i] for i in idx], hoverinfo="text", hoverlabel=dict(font=dict(size=13))))
 
-    fig = go.Figure()
     everyone = list(range(len(rows)))
     bar(t(lang, "raw_p"), everyone, [r.p_raw for r in rows], RAW, "raw")
     bar(tr(lang, "final_greedy" if trace.greedy else "final_sampled"), everyone, [r.p_final for r in rows], BLUE,
@@ -102,22 +102,22 @@ def dist_chart(trace: Any, lang: str, log_y: bool = False) -> go.Figure:
         idx = [i for i, r in enumerate(rows) if r.cut_by == name and i != chosen]
         if idx:
             bar(tr(lang, "cut_legend", stage=name), idx, [fate_height(rows[i]) for i in idx],
-                stage_colour(name, k), "fate", marker_pattern=dict(shape="/", fgcolor="white", solidity=0.25))
-    fig.update_layout(barmode="group", bargap=0.18, bargroupgap=0.0, showlegend=True)
-    fig.update_xaxes(title=None, tickangle=-45, tickfont=dict(size=11), automargin=True)
+                stage_colour(name, k), "fate", pattern=dict(shape="/", fgcolor="white", solidity=0.25))
     heights = [r.p_raw for r in rows] + [fate_height(r) for r in rows]
     if log_y:
         lo = math.floor(math.log10(max(min([h for h in heights if h > 0] or [1e-6]), 1e-30)))
         vals, text = log_ticks(lo)
-        fig.update_yaxes(title=tr(lang, "log_axis"), type="log", range=[lo - 0.15, 0.08], tickvals=vals,
-                         ticktext=text, minor=dict(showgrid=False, ticks=""))
+        yaxis = dict(title=dict(text=tr(lang, "log_axis")), type="log", range=[lo - 0.15, 0.08], tickvals=vals,
+                     ticktext=text, minor=dict(showgrid=False, ticks=""))
     else:
         top = max(heights + [0.01])
-        fig.update_yaxes(title=t(lang, "prob_axis"), range=[0, min(1.0, top * 1.25) if top < 0.8 else 1.08])
-    fig = plots.layout(fig, t(lang, "dist_title", step=trace.step, n=len(rows)), 440)
-    # The legend goes under the chart (never over the title), in the figure's own coordinates.
-    fig.update_layout(legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0,
-                                  xanchor="left", font=dict(size=12)),
-                      margin=dict(l=56, r=36, t=44, b=40),
-                      modebar=dict(orientation="v"))  # in the right margin, off the title and the bars
-    return fig
+        yaxis = dict(title=dict(text=t(lang, "prob_axis")), range=[0, min(1.0, top * 1.25) if top < 0.8 else 1.08])
+    spec = plots.merge(plots.look(t(lang, "dist_title", step=trace.step, n=len(rows)), 440), dict(
+        barmode="group", bargap=0.18, bargroupgap=0.0, showlegend=True, yaxis=yaxis,
+        xaxis=dict(title=None, tickangle=-45, tickfont=dict(size=11), automargin=True),
+        # The legend goes under the chart (never over the title), in the figure's own coordinates.
+        legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0, xanchor="left",
+                    font=dict(size=12)),
+        margin=dict(l=56, r=36, t=44, b=40),
+        modebar=dict(orientation="v")))  # in the right margin, off the title and the bars
+    return plots.figure(data, spec)

@@ -72,7 +72,7 @@ def trace_figure(lang: str, session: "GrammarSession | None") -> go.Figure:
         fig.update_yaxes(title=tr(lang, "mass_axis"), range=[0, 1], row=2, col=1)
         fig.update_xaxes(title=tr(lang, "step_axis"), row=2, col=1)
     fig.update_layout(title=dict(text=tr(lang, "trace_title"), x=0.01, font=dict(size=14)), height=380, font=FONT,
-                      margin=dict(l=60, r=20, t=50, b=40), template="plotly_white", bargap=0.2,
+                      margin=dict(l=60, r=20, t=50, b=40), bargap=0.2,
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return fig
 

@@ -33,7 +33,7 @@ def experiment_figure(exp: Experiment, run: dict[str, Any], lang: str, lg: str, 
     else:
         return go.Figure()
     size = font_size(teacher)
-    fig.update_layout(template="plotly_white", font={"size": size}, height=460 if teacher else 340,
+    fig.update_layout(font={"size": size}, height=460 if teacher else 340,
                       margin={"l": 60, "r": 20, "t": 30, "b": 60}, bargap=0.25,
                       legend={"orientation": "h", "y": -0.22 if teacher else -0.25, "font": {"size": size}})
     fig.update_xaxes(tickfont={"size": size})

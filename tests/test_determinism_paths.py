@@ -1,0 +1,36 @@
+"""The temperature-0 paths stop where the text ends: at an end-of-sequence token, which is
+kept as the path's last token, on every path (cached, full recompute, batched)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+
+from decoding_lab.determinism import greedy_variants
+
+VOCAB, EOS = 8, 5
+
+
+class NextToken:
+    """A stand-in model: the next token is always (last token + 1), with a logit margin of 1."""
+
+    device = torch.device("cpu")
+
+    def new_cache(self) -> object:
+        return SimpleNamespace()
+
+    def __call__(self, input_ids, **kw):
+        last = input_ids[:, -1]
+        logits = torch.zeros(input_ids.shape[0], 1, VOCAB)
+        logits[torch.arange(input_ids.shape[0]), 0, (last + 1) % VOCAB] = 1.0
+        return SimpleNamespace(logits=logits)
+
+
+def test_every_path_stops_at_its_end_of_sequence_token():
+    lm = SimpleNamespace(model=NextToken(), vocab_size=VOCAB, eos_token_ids=[EOS], name="next-token",
+                         token_str=str, decode=lambda ids: " ".join(map(str, ids)))
+    out = greedy_variants(lm, [1], 40, ("float32, cached", "float32, full recompute", "batched with a longer prompt"))
+    assert [r["tokens"] for r in out["runs"]] == [[2, 3, 4, 5]] * 3      # 40 asked, the text ended at 5
+    assert all(r["margins"] == [1.0] * 4 for r in out["runs"])
+    assert all(d["step"] is None for d in out["divergence"])
