@@ -14,6 +14,7 @@ medians. Each figure that has a target carries it beside the measurement. Sectio
 * per-operation sampling cost on the 49k and 262k vocabularies (random logits, the worst case
   for top-p) and on the model's own logits (top-p's partial sort against its full sort);
 * the Temperature 0 tab's run, every numerical path on its default question (``--only t0``);
+* Compare's four sampling columns as one batch against one column alone (``--only compare``);
 * a traced step on the llama.cpp backend against the transformers float32 path (same GGUF);
 * grammar mask cost per token relative to the forward pass (when the grammar module is present);
 * verifier-tilt cost per token relative to plain sampling (``--only tilt``; not in the default set:
@@ -146,23 +147,60 @@ def sampling_ops(lm: Any | None = None, vocab_sizes: tuple[int, ...] = (49152, 2
     return rows
 
 
-def temperature_zero(lm: Any, tokens: int = 40) -> dict[str, Any]:
-    """The Temperature 0 tab's run: every numerical path, greedy, on its default question;
-    seconds per path and in all (target: 30 s on these 2-core machines)."""
+def temperature_zero(lm: Any, tokens: int = 40) -> list[dict[str, Any]]:
+    """The Temperature 0 tab's run: every numerical path, greedy, on its default question
+    (which ends in a few tokens) and on a story prompt that runs the full 40; seconds per path
+    and in all (target: 30 s on these 2-core machines)."""
     from decoding_lab.determinism import VARIANTS, iter_variants
     from decoding_lab.models import BUNDLED
-    prompt = lm.encode_prompt("What is the capital of France?", lm.has_chat_template)
     variants = VARIANTS if lm.name in BUNDLED else tuple(v for v in VARIANTS if "llama.cpp" not in v)
-    paths, t0 = [], time.perf_counter()
-    it = iter_variants(lm, prompt, tokens, variants)
-    while True:
-        t = time.perf_counter()
-        run = next(it, None)
-        if run is None:
-            break
-        paths.append({"path": run.name, "s": time.perf_counter() - t, "tokens": len(run.tokens)})
-    return {"model": lm.name, "max_new_tokens": tokens, "paths": paths, "total_s": time.perf_counter() - t0,
-            "target_s": 30.0}
+    out = []
+    for question in ("What is the capital of France?", "Write a short story about a dog."):
+        prompt = lm.encode_prompt(question, lm.has_chat_template)
+        paths, t0 = [], time.perf_counter()
+        it = iter_variants(lm, prompt, tokens, variants)
+        while True:
+            t = time.perf_counter()
+            run = next(it, None)
+            if run is None:
+                break
+            paths.append({"path": run.name, "s": time.perf_counter() - t, "tokens": len(run.tokens)})
+        out.append({"model": lm.name, "prompt": question, "max_new_tokens": tokens, "paths": paths,
+                    "total_s": time.perf_counter() - t0, "target_s": 30.0})
+    return out
+
+
+def compare_columns(lm: Any, tokens: int = 40, rounds: int = 3) -> dict[str, Any]:
+    """The Compare tab's four sampling columns as one batch (``iter_columns``) against one column
+    alone, and against the four run one after another (the tab before batching); interleaved
+    rounds, medians. Target: four columns within 1.5x of one."""
+    from decoding_lab.strategies import sample
+    from decoding_lab.strategies.columns import iter_columns
+    prompt = lm.encode_prompt("Write a short story about a lighthouse keeper.", lm.has_chat_template)
+    settings = [SamplingSettings(temperature=t, seed=i, top_p=0.95) for i, t in enumerate((0.5, 0.8, 1.1, 1.4))]
+    long = settings   # a story runs the whole length at these temperatures (``tokens`` records it)
+
+    def one() -> None:
+        sample(lm, prompt, long[0], max_new_tokens=tokens)
+
+    def batch() -> None:
+        *_, last = iter_columns(lm, prompt, [("sample", s) for s in long], max_new_tokens=tokens)
+        batch.lengths = [len(r.best.token_ids) for r in last]  # type: ignore[attr-defined]
+
+    def serial() -> None:
+        for s in long:
+            sample(lm, prompt, s, max_new_tokens=tokens)
+
+    t_one, t_batch, t_serial = [], [], []
+    for _ in range(rounds):
+        for fn, acc in ((one, t_one), (batch, t_batch), (serial, t_serial)):
+            t0 = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t0)
+    a, b, c = (statistics.median(x) for x in (t_one, t_batch, t_serial))
+    return {"model": lm.name, "columns": 4, "tokens": tokens, "one_column_s": a, "four_batched_s": b,
+            "four_one_after_another_s": c, "ratio": b / a, "ratio_before": c / a, "target": 1.5,
+            "lengths": batch.lengths}  # type: ignore[attr-defined]
 
 
 def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -323,7 +361,7 @@ def grammar_cost(lm: Any) -> dict[str, Any] | None:
 def run(args: argparse.Namespace) -> None:
     from decoding_lab.models import BUNDLED, DEFAULT_MODEL, get_model
     torch.manual_seed(0)
-    sections = set((args.only or "ui,overhead,ops,t0,backends,throughput,grammar,start,memory").split(","))
+    sections = set((args.only or "ui,overhead,ops,t0,compare,backends,throughput,grammar,start,memory").split(","))
     lm = get_model(args.model or DEFAULT_MODEL)
     report: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     failed: list[str] = []
@@ -348,6 +386,8 @@ def run(args: argparse.Namespace) -> None:
         section("sampling_ops", lambda: sampling_ops(lm))
     if "t0" in sections:
         section("temperature_zero", lambda: temperature_zero(lm))
+    if "compare" in sections:
+        section("compare", lambda: compare_columns(lm))
     if "backends" in sections:
         section("backends", lambda: [backend_steps(n) for n in ([lm.name] + (
             [n for n in BUNDLED if n != lm.name] if args.all_models else [])) if n in BUNDLED])
@@ -376,6 +416,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: ui,overhead,ops,t0,backends,throughput,grammar,start,memory,tilt "
+                   help="comma-separated sections: ui,overhead,ops,t0,compare,backends,throughput,grammar,start,memory,tilt "
                         "(default: all but tilt)")
     p.set_defaults(handler=run)

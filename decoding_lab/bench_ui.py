@@ -24,6 +24,7 @@ import json
 import os
 import socket
 import statistics
+import sys
 import time
 import uuid
 from typing import Any, Iterator
@@ -95,7 +96,8 @@ def _app() -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
-        demo.close()
+        with contextlib.redirect_stdout(sys.stderr):   # gradio prints "Closing server …"; stdout is the report
+            demo.close()
 
 
 def _controls(model: str, overrides: dict[str, Any]) -> dict[str, Any]:

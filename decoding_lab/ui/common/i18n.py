@@ -65,7 +65,9 @@ EN: dict[str, str] = {
     "busy_title": "Busy", "error": "Error", "bad_input": "Invalid input: {msg}", "model_error": "Model error: {msg}",
     "custom": "custom",
     # compare
-    "cmp_intro": "Run the same model and prompt with 2–4 decoding settings side by side.",
+    "cmp_intro": "Run the same model and prompt with 2–4 decoding settings side by side. Greedy and sampling "
+                 "columns run as one batch, as a serving engine would run them (one forward pass a step for all); "
+                 "each beam column is a batch of its own.",
     "cmp_columns": "Columns", "cmp_strategy": "Strategy", "greedy": "greedy", "beam": "beam search",
     "sample": "sampling", "num_beams": "Beams", "length_penalty": "Length penalty α", "max_new_tokens": "Max new tokens",
     "cmp_run": "Run side by side", "cmp_more": "More settings", "cmp_send": "Send these settings to the Explorer", "cmp_output": "Output",
@@ -127,7 +129,8 @@ ZH: dict[str, str] = {
     "settings_next": "设置从下一步开始生效。", "loading": "正在加载 {model}（首次可能需要一分钟）…",
     "busy": "此会话正在执行另一个操作；请稍候或点击“停止”。", "no_session": "暂无内容：请先点击“单步”或“重置”。",
     "busy_title": "忙碌中", "error": "错误", "bad_input": "输入无效：{msg}", "model_error": "模型错误：{msg}", "custom": "自定义",
-    "cmp_intro": "用同一模型和提示词，并排运行 2–4 组解码设置。", "cmp_columns": "列数", "cmp_strategy": "策略",
+    "cmp_intro": "用同一模型和提示词，并排运行 2–4 组解码设置。贪心列和采样列像推理服务那样合成一个批次运行"
+                 "（每一步所有列共用一次前向计算）；每个束搜索列自成一个批次。", "cmp_columns": "列数", "cmp_strategy": "策略",
     "greedy": "贪心", "beam": "束搜索", "sample": "采样", "num_beams": "束宽", "length_penalty": "长度惩罚 α",
     "max_new_tokens": "最多新词元数", "cmp_run": "并排运行", "cmp_more": "更多设置", "cmp_send": "把这组设置发送到“探索”",
     "cmp_output": "输出", "cmp_table": "对比", "col_setting": "设置", "col_len": "长度", "col_mean_lp": "平均 log p",

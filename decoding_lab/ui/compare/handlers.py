@@ -1,7 +1,7 @@
-"""Compare tab, events: a ``CompareRequest`` built once from the named inputs, the strategies'
-streaming forms (``iter_greedy``, ``iter_beam``, ``iter_sample``) interleaved one step each so
-all columns grow together (Stop cancels the run), the export, "send to the Explorer", and a
-lesson's preset filled into the columns."""
+"""Compare tab, events: a ``CompareRequest`` built once from the named inputs; the greedy and
+sampling columns as one batch (``strategies.columns.iter_columns``) and each beam column as its
+own (``iter_beam``), interleaved one step each so all columns grow together (Stop cancels the
+run); the export, "send to the Explorer", and a lesson's preset filled into the columns."""
 
 from __future__ import annotations
 
@@ -69,28 +69,41 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     def on_run(v: dict[str, Any]):
         from decoding_lab.models import get_model
         from decoding_lab.strategies import ITER_STRATEGIES
+        from decoding_lab.strategies.columns import ROW_STRATEGIES, iter_columns
         lang, req = v["lang"], CompareRequest.from_inputs(v)
         lm = get_model(req.model)
         ids = lm.encode_prompt(req.prompt, req.chat)
-        gens: list[Any] = [ITER_STRATEGIES[c.strategy](lm, ids, c.settings, max_new_tokens=req.max_new_tokens,
-                                                       **c.kwargs) for c in req.columns]
+        # Greedy and sampling columns run as one batch (one prefill, one forward a step for all
+        # of them); each beam column is a batch of its own. Each source is stepped in turn.
+        batched = [i for i, c in enumerate(req.columns) if c.strategy in ROW_STRATEGIES]
+        sources: list[tuple[list[int], Any]] = []
+        if batched:
+            sources.append((batched, iter_columns(lm, ids, [(req.columns[i].strategy, req.columns[i].settings)
+                                                            for i in batched], req.max_new_tokens)))
+        sources += [([i], ITER_STRATEGIES[c.strategy](lm, ids, c.settings, max_new_tokens=req.max_new_tokens,
+                                                       **c.kwargs))
+                    for i, c in enumerate(req.columns) if c.strategy not in ROW_STRATEGIES]
         labels = [c.label(i) for i, c in enumerate(req.columns)]
         current: list = [(label, None) for label in labels]
+        running: list[Any] = [gen for _, gen in sources]
         last_full = 0.0
-        while any(g is not None for g in gens):
-            for i, g in enumerate(gens):  # one step of every running strategy, in turn
-                if g is None:
+        while any(g is not None for g in running):
+            for k, (cols, _) in enumerate(sources):   # one step of every running source, in turn
+                if running[k] is None:
                     continue
                 try:
-                    current[i] = (labels[i], next(g))
+                    step = next(running[k])
                 except StopIteration:
-                    gens[i] = None
+                    running[k] = None
                     continue
-                if current[i][1].done:
-                    gens[i] = None
+                results = step if isinstance(step, list) else [step]
+                for i, res in zip(cols, results):
+                    current[i] = (labels[i], res)
+                if all(r.done for r in results):
+                    running[k] = None
             # texts after every round; the plot and table at most once a second (and at the end)
             now = time.perf_counter()
-            if all(g is None for g in gens) or now - last_full >= 1.0:
+            if all(g is None for g in running) or now - last_full >= 1.0:
                 last_full = now
                 yield {**render(p, lang, current, len(req.columns)), p.results: list(current), p.request: req}
             else:
