@@ -46,6 +46,9 @@ import torch
 #: sort to decide. The reference's own rounding is ~1e-7; see the module docstring.
 MARGIN = 1e-5
 #: Head sizes tried in turn before giving up (a nucleus larger than the last one sorts fully).
+#: For top-p, a head holding less than half of p goes straight to the full sort: a flat
+#: distribution's nucleus is thousands of tokens, and a second partial sort would only add
+#: to the full one.
 HEADS = (64, 1024)
 
 
@@ -77,8 +80,8 @@ def top_p_remove(logits: torch.Tensor, p: float, head: int | None = None) -> tup
             n_keep = int((at_or_below > threshold).sum())       # decreasing along the head
             n_keep = max(n_keep, 1)                             # the best token is always kept
             if n_keep >= k:                                     # the nucleus may go past the head
-                if k == logits.shape[-1]:
-                    break
+                if k == logits.shape[-1] or float(head_p.sum()) < p / 2:
+                    break                                       # far past it: sort the row whole
                 continue
             first_cut = float(at_or_below[n_keep])
             last_kept = float(at_or_below[n_keep - 1])
