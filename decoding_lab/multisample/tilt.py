@@ -139,15 +139,37 @@ class RolloutPotential:
     ``verifier(text) -> float`` sees the *generated* text only (no prompt), e.g.
     ``lambda t: float(task.verify(problem, t).correct)``. With ``log=True`` V is
     ``log(score + floor)``: for a pass/fail verifier that makes eta·V a log-likelihood tilt.
-    Results are cached per (prefix, candidate)."""
+    Results are cached per (prefix, candidate).
+
+    What a step costs, and how it is kept down:
+
+    * the prefix is read once: a KV cache of the text so far is kept between calls and
+      extended by the tokens added since (one new token a step), instead of a prefill of the
+      whole prefix at every step;
+    * the candidates' rollouts run as one batch (one forward a step for all rows, the
+      prefix's cache copied to each row); a row leaves off at its end-of-sequence token;
+    * a rollout already on record is reused: greedy is a function of the text, so when
+      prefix + candidate lies on an earlier rollout's path (the decoder just followed that
+      path, which is what a tilted decoder usually does), that path's next tokens *are* the
+      rollout, as long as it reaches the horizon or its end. Only the other candidates run.
+
+    Reused rollouts and the incremental prefix cache follow other floating-point paths than
+    a fresh prefill would (see ``decoding_lab.determinism``): a choice whose top-2 margin is
+    ~1e-5 logit could come out differently; ``reuse=False`` and ``keep_prefix=False`` give
+    the plain computation."""
 
     def __init__(self, lm: Any, verifier: Callable[[str], float], rollout_tokens: int = 16, log: bool = False,
-                 floor: float = 1e-3) -> None:
+                 floor: float = 1e-3, reuse: bool = True, keep_prefix: bool = True) -> None:
         self.lm, self.verifier = lm, verifier
         self.rollout_tokens = int(check_number("rollout tokens", rollout_tokens, lo=1, hi=256, integer=True))
         self.log, self.floor = bool(log), float(floor)
+        self.reuse, self.keep_prefix = bool(reuse), bool(keep_prefix)
         self.cache: dict[tuple, float] = {}
         self.rollouts: dict[tuple, str] = {}
+        self.paths: list[tuple[int, ...]] = []          # every rollout run: prefix + candidate + its tokens
+        self.computed = 0                               # rollouts run (the rest came from ``paths``)
+        self._prefix: list[int] = []                    # the text the prefix cache holds
+        self._prefix_cache: Any = None
 
     @classmethod
     def for_problem(cls, lm: Any, task: Any, problem: Any, **kw: Any) -> "RolloutPotential":
@@ -163,21 +185,68 @@ class RolloutPotential:
                 self.cache[(tuple(ids), c)] = math.log(score + self.floor) if self.log else score
         return [self.cache[(tuple(ids), c)] for c in candidates]
 
+    def _on_record(self, start: list[int], eos: set[int]) -> list[int] | None:
+        """The rollout from ``start`` (prefix + candidate) read off an earlier rollout's path:
+        the tokens after the prefix, up to the horizon or the first end-of-sequence token;
+        None when no path on record covers it."""
+        n, begin = len(start), len(start) - 1
+        for path in self.paths:
+            if len(path) < n or list(path[:n]) != start:
+                continue
+            row = list(path[begin:begin + self.rollout_tokens])
+            ended = next((i for i, t in enumerate(row) if t in eos), None)
+            if ended is not None:
+                return row[:ended + 1]
+            if len(row) == self.rollout_tokens:
+                return row
+        return None
+
+    def _prefix_state(self, ids: list[int]) -> Any:
+        """A KV cache holding ``ids`` (batch 1), grown from the last call's when it is a prefix."""
+        from decoding_lab.forward import forward, new_cache
+        if (not self.keep_prefix or self._prefix_cache is None or len(self._prefix) > len(ids)
+                or ids[:len(self._prefix)] != self._prefix):   # another text (a rewind, a new run): start over
+            self._prefix_cache = new_cache(self.lm.model)
+            self._prefix = []
+        if len(ids) > len(self._prefix):
+            forward(self.lm.model, torch.tensor([ids[len(self._prefix):]]), self._prefix_cache)
+            self._prefix = list(ids)
+        return self._prefix_cache
+
     @torch.inference_mode()
     def _rollout(self, ids: list[int], prompt_len: int, cands: list[int]) -> list[str]:
+        import copy
         from decoding_lab.forward import forward
         from decoding_lab.strategies.common import eos_set, prefill
         eos = eos_set(self.lm)
-        cache, _ = prefill(self.lm, ids, len(cands))           # the prefix once, copied to one row per candidate
-        rows = [[c] for c in cands]
-        last = torch.tensor([[c] for c in cands])
-        for _ in range(self.rollout_tokens - 1):
-            if all(r[-1] in eos for r in rows):
-                break
-            nxt = forward(self.lm.model, last, cache).argmax(dim=-1)
-            for r, t in zip(rows, nxt.tolist()):
-                if r[-1] not in eos:
-                    r.append(t)
-            last = nxt[:, None]
+        rows: dict[int, list[int]] = {}
+        fresh = []
+        for c in cands:
+            known = self._on_record(list(ids) + [c], eos) if self.reuse else None
+            if known is not None:
+                rows[c] = known
+            else:
+                fresh.append(c)
+        if fresh:
+            if self.keep_prefix:
+                cache = copy.deepcopy(self._prefix_state(list(ids)))   # the prefix read once, copied per row
+                if len(fresh) > 1:
+                    cache.batch_repeat_interleave(len(fresh))
+            else:
+                cache, _ = prefill(self.lm, ids, len(fresh))
+            new = [[c] for c in fresh]
+            last = torch.tensor([[c] for c in fresh])
+            for _ in range(self.rollout_tokens - 1):
+                if all(r[-1] in eos for r in new):
+                    break
+                nxt = forward(self.lm.model, last, cache).argmax(dim=-1)
+                for r, t in zip(new, nxt.tolist()):
+                    if r[-1] not in eos:
+                        r.append(t)
+                last = nxt[:, None]
+            for c, r in zip(fresh, new):
+                rows[c] = r
+                self.paths.append(tuple(ids) + tuple(r))
+            self.computed += len(fresh)
         generated = ids[prompt_len:]
-        return [self.lm.decode(generated + [t for t in r if t not in eos]) for r in rows]
+        return [self.lm.decode(generated + [t for t in rows[c] if t not in eos]) for c in cands]
