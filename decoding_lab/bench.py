@@ -5,7 +5,7 @@ comparison interleaves its two contenders round by round and reports the ratio o
 medians. Each figure that has a target carries it beside the measurement. Sections:
 
 * the Explorer's Step through the real app (gradio's queue and event stream) against the core
-  step it wraps (``--only ui``, ``bench_ui``);
+  step it wraps (``--only ui``, ``ui/bench_roundtrip.py``, in a fresh process);
 * step overhead: a fully traced step (every stage recorded, statistics computed)
   relative to a bare KV-cached forward pass plus argmax;
 * throughput against transformers ``generate`` with identical settings (greedy, beam
@@ -249,6 +249,14 @@ def memory_in_fresh_process(name: str, sessions: int = 8) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def ui_roundtrip_in_fresh_process(name: str) -> list[dict[str, Any]]:
+    """The Explorer's Step through the real app against the core step (``ui/bench_roundtrip.py``),
+    in a new process: the app is the UI's, which the core does not import."""
+    out = subprocess.run([sys.executable, "-m", "decoding_lab.ui.bench_roundtrip", name], capture_output=True,
+                         text=True, timeout=1800, check=True, env={**os.environ})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def throughput(lm: Any, rounds: int = 3) -> list[dict[str, Any]]:
     """Our strategies against ``model.generate`` with the same settings."""
     from decoding_lab import strategies
@@ -379,8 +387,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"[bench] {key}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
     if "ui" in sections:
-        from decoding_lab.bench_ui import ui_roundtrip
-        section("ui_roundtrip", lambda: ui_roundtrip(lm))
+        section("ui_roundtrip", lambda: ui_roundtrip_in_fresh_process(lm.name))
     if "overhead" in sections:
         section("step_overhead", lambda: [step_overhead(lm)] + (
             [step_overhead(get_model(n)) for n in BUNDLED if n != lm.name] if args.all_models else []))

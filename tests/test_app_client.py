@@ -224,6 +224,18 @@ def test_url_round_trip():
     assert back == {"top_k": 3} and len(notes) == 3
 
 
+def test_url_values_go_through_the_controls_checks():
+    """A link's values meet the same checks as typed ones: out of range or fractional values
+    are refused by name and the control keeps its default (never shows a 7 for top-p)."""
+    from decoding_lab.ui.common import urlstate
+    back, notes = urlstate.decode({"top_p": "7", "top_k": "1.5", "T": "-1", "n": "500", "min_p": "0.1"})
+    assert back == {"min_p": 0.1}
+    assert len(notes) == 4
+    joined = " ".join(notes)
+    for name in ("Top-p", "Top-k", "Temperature", "tokens shown"):
+        assert name.lower() in joined.lower(), (name, notes)
+
+
 # ----------------------------------------------------------------------------- lessons (if mounted)
 def test_lesson_loads_its_experiment(client):
     api = client.view_api(return_format="dict", print_info=False)["named_endpoints"]

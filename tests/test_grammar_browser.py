@@ -116,6 +116,22 @@ def test_constrained_vs_free_and_healing(page, smollm):
     page.screenshot(path=str(SHOTS / "grammar_compare_heal.png"), full_page=True)
 
 
+def test_constrained_vs_free_shows_progress_and_stops(page):
+    """A long comparison says which side and step it is on while it runs, and Stop ends it with
+    the samples it has (marked as stopped), without an error."""
+    page.get_by_label("preset").first.check()
+    set_number(page, "grammar-cmp-n", 8)
+    set_number(page, "grammar-cmp-tokens", 192)
+    page.click("#grammar-cmp-btn")
+    summary = "document.querySelector('#grammar-compare-summary').innerText"
+    page.wait_for_function(f"{summary}.includes('without the grammar (1 of 2): step')", timeout=60_000)
+    page.screenshot(path=str(SHOTS / "grammar_compare_progress.png"))
+    page.click("#grammar-cmp-stop")
+    page.wait_for_function(f"{summary}.includes('Stopped:')", timeout=60_000)
+    assert page.evaluate("document.querySelectorAll('#grammar-compare .grammar-sample').length") == 16
+    assert page.locator(".toast-body.error").count() == 0
+
+
 def test_chinese_labels_and_chart(page):
     page.click("#lang-radio input[value='zh']")
     page.wait_for_function("document.querySelector('#grammar-step-btn').innerText.includes('单步')")

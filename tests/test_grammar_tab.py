@@ -130,8 +130,17 @@ def test_compare_constrained_vs_free(client):
 
 
 def test_kind_switch_and_healing(client):
+    from decoding_lab.ui.grammar.handlers import EXAMPLES
     text, prompt, _ = client.predict(kind="regex", preset="json-person", api_name="/grammar_kind")
     assert "am|pm" in (text["value"] if isinstance(text, dict) else text)
+    assert prompt == EXAMPLES["regex"][1]              # the box held the tab's own example: replaced
+    # a prompt the visitor wrote stays when the kind changes (the example is offered in a note)
+    mine = "Tell me when the bakery opens."
+    _, kept, _ = client.predict(kind="choices", preset="json-person", prompt=mine, api_name="/grammar_kind")
+    assert kept == mine
+    _, switched, _ = client.predict(kind="choices", preset="json-person", prompt=EXAMPLES["regex"][1],
+                                    api_name="/grammar_kind")
+    assert switched == EXAMPLES["choices"][1]
     out = dict(zip(HEAL_OUT, client.predict(model="smollm2-135m-instruct", hub_id="",
                                             prompt="Describe a fictional person as JSON.", chat="chat",
                                             prefix='{"name": "', api_name="/grammar_heal")))

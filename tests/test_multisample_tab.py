@@ -395,7 +395,8 @@ def test_lessons_point_at_controls_of_this_tab_and_their_tilt_presets_fill():
 
 
 def test_stop_requests_hold_only_running_runs():
-    stops = tilt_ui.StopRequests()
+    from decoding_lab.ui.common.stops import StopRequests
+    stops = StopRequests()
     run = stops.start()
     assert not stops.asked(run)
     stops.request(run)

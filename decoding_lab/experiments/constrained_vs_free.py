@@ -34,7 +34,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -162,6 +162,16 @@ def compile_mask(constraint: Constraint, lm: Any) -> "_TimedGrammarMask":
     return bounded(_TimedGrammarMask, constraint, lm)
 
 
+@dataclass(frozen=True)
+class SideProgress:
+    """Where a constrained-vs-free run is: ``side`` ("free" or "constrained"), the step it has
+    reached and the token budget (a side can end sooner, when every sample has ended)."""
+
+    side: str
+    step: int
+    max_new_tokens: int
+
+
 def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
                         settings: SamplingSettings | None = None, max_new_tokens: int = 64,
                         chat: bool = True, mask: "_TimedGrammarMask | None" = None) -> ConstrainedVsFree:
@@ -170,7 +180,20 @@ def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constr
     seed 0: the model's own distribution, with nothing cut but the grammar. ``mask``: the
     grammar already compiled for ``lm`` by ``compile_mask`` (the app compiles it before it takes
     a model slot); by default it is compiled here."""
-    from decoding_lab.strategies import sample
+    *_, result = iter_constrained_vs_free(lm, prompt, constraint, n, settings, max_new_tokens, chat, mask)
+    return result
+
+
+def iter_constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
+                             settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+                             chat: bool = True, mask: "_TimedGrammarMask | None" = None,
+                             should_stop: Callable[[], bool] | None = None
+                             ) -> Iterator["SideProgress | ConstrainedVsFree"]:
+    """``constrained_vs_free`` step by step: a ``SideProgress`` after every step of each side,
+    then the result (the same samples: each side is ``iter_sample``, the streaming form of
+    ``sample``). Arguments are checked before the first sample; ``should_stop`` ends both sides
+    early (the result then holds what was sampled so far)."""
+    from decoding_lab.strategies import iter_sample
 
     if not isinstance(constraint, Constraint):
         raise SettingsError("constrained_vs_free needs a Constraint (see decoding_lab.grammar.build_constraint)")
@@ -179,9 +202,13 @@ def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constr
     settings = settings or SamplingSettings(temperature=1.0, seed=0)
     ids = prompt_ids(lm, prompt, chat)
     mask = mask if mask is not None else compile_mask(constraint, lm)
-    free = sample(lm, ids, settings, max_new_tokens, n=n)
-    con = sample(lm, ids, settings, max_new_tokens, n=n, extra_stages={"grammar": mask})
-    return ConstrainedVsFree(
+    sides: dict[str, Any] = {}
+    for side, extra in (("free", None), ("constrained", {"grammar": mask})):
+        for snap in iter_sample(lm, ids, settings, max_new_tokens, n=n, extra_stages=extra, should_stop=should_stop):
+            sides[side] = snap
+            yield SideProgress(side, snap.steps, max_new_tokens)
+    free, con = sides["free"], sides["constrained"]
+    yield ConstrainedVsFree(
         constraint=constraint.label(), kind=constraint.kind,
         prompt=prompt if isinstance(prompt, str) else lm.decode(ids), model=getattr(lm, "name", "?"), n=n,
         max_new_tokens=max_new_tokens, settings=settings.to_json(),

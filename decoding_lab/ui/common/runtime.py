@@ -104,6 +104,20 @@ def on_model(fn: Callable, *args: Any, **kw: Any) -> Any:
         return _gpu_call(fn, *args, **kw)
 
 
+def _iterate(fn: Callable, *args: Any, **kw: Any) -> Iterator[Any]:
+    yield from fn(*args, **kw)
+
+
+_gpu_iterate = gpu(_iterate)   # ZeroGPU's decorator takes generator functions too
+
+
+def on_model_iter(fn: Callable, *args: Any, **kw: Any) -> Iterator[Any]:
+    """``on_model`` for a generator: the slot (and GPU) is held while ``fn``'s items are read,
+    and released when the consumer finishes or drops the iterator (a cancelled stream)."""
+    with model_slot():
+        yield from _gpu_iterate(fn, *args, **kw)
+
+
 def warm_up(name: str | None = None) -> threading.Thread:
     """Load the default model in the background so the first visitor does not wait for it."""
 

@@ -3,8 +3,9 @@
 ``encode`` turns the Explorer's inputs into ``?model=…&prompt=…&T=0.7&top_p=0.9&order=vllm``;
 ``decode`` reads ``request.query_params`` back into control values. Unknown keys are
 ignored and a bad value is skipped with a note (the rest is still restored), so an old or
-hand-edited link never breaks the page. Range checks stay in the core (the settings are
-validated when the user steps).
+hand-edited link never breaks the page. A value goes through the same check as a typed one
+(the parameter table's ``check``): ``?top_p=7`` is refused by name and the box keeps its
+default, never shows a 7 that the next Step would refuse.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 from typing import Any, Mapping
 from urllib.parse import urlencode
 
+from decoding_lab.errors import SettingsError
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, INT_KEYS
@@ -22,6 +24,7 @@ URL_KEYS: dict[str, str] = {k: p.url_key for k, p in PARAMS.items()}
 INTS = INT_KEYS
 MAX_PROMPT = 4000
 MAX_TEXT_VALUE = 400   # a logit-bias list in a link
+TOP_N_RANGE = (1, 200)  # the Explorer's "tokens shown" (``explorer.request.TOP_N_RANGE``)
 
 
 def _url_value(v: Any) -> Any:
@@ -83,12 +86,19 @@ def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         num = _finite(params[short])
         if num is None:
             notes.append(f"{short}={params[short]!r} is not a number; kept the default")
-        else:
-            out[key] = int(num) if key in INTS and num.is_integer() else num
+            continue
+        value = int(num) if key in INTS and num.is_integer() else num
+        try:
+            out[key] = PARAMS[key].check(value)
+        except SettingsError as e:
+            notes.append(f"{short}={params[short]!r}: {e}; kept the default")
     if params.get("n"):
         n = _finite(params["n"])
         if n is None:
             notes.append(f"n={params['n']!r} is not a number")
+        elif not (TOP_N_RANGE[0] <= n <= TOP_N_RANGE[1] and n.is_integer()):
+            notes.append(f"n={params['n']!r}: tokens shown must be a whole number from {TOP_N_RANGE[0]} to "
+                         f"{TOP_N_RANGE[1]}; kept the default")
         else:
             out["top_n"] = int(n)
     order = (params.get("order") or "").strip()

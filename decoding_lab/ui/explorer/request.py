@@ -24,7 +24,7 @@ from decoding_lab.ui.common.state import SETTING_KEYS, number_input, settings_fr
 #: The API parameter names of every step-like endpoint, after the two (invisible) states.
 CONTROL_NAMES: tuple[str, ...] = ("model", "hub_id", "prompt", "chat", *SETTING_KEYS, "top_n")
 CURVE_GRID = stats.default_temperature_grid(n=32)  # H(T) is smooth: 32 points draw it well
-TOP_N_RANGE = (1, 200)
+TOP_N_RANGE = urlstate.TOP_N_RANGE   # one range for the API and for share links
 
 
 @dataclass(frozen=True)

@@ -15,16 +15,18 @@ nothing and is an ordinary model job."""
 from __future__ import annotations
 
 import json
-from typing import Any
+import time
+from typing import Any, Iterator
 
 import gradio as gr
 
 from decoding_lab import limits
 from decoding_lab.errors import DeadEndError, SettingsError
-from decoding_lab.grammar import preset, preset_prompt
+from decoding_lab.grammar import PRESETS, preset, preset_prompt
 from decoding_lab.ui.common.errors import guarded, plain, warn
 from decoding_lab.ui.common.i18n import t
-from decoding_lab.ui.common.runtime import gpu, on_model
+from decoding_lab.ui.common.runtime import gpu, on_model, on_model_iter
+from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
@@ -51,6 +53,21 @@ EXAMPLES: dict[str, tuple[str, str]] = {
              "List three colours as a JSON array of strings."),
     "gbnf": ('root ::= "The answer is " answer "."\nanswer ::= "yes" | "no"', "Is the Sun a star?"),
 }
+
+
+def example_prompts() -> set[str]:
+    """Every prompt the tab itself puts in the box (a kind's example, a preset's own prompt)."""
+    return {p for _, p in EXAMPLES.values()} | {p for _, p in PRESETS.values()}
+
+
+def example_or_typed(v: dict, example: str) -> Any:
+    """The new kind's example prompt, unless the box holds a prompt the visitor wrote: that one
+    stays, and a note says so (with the example, to copy if wanted)."""
+    typed = (v.get("prompt") or "").strip()
+    if not typed or typed in {p.strip() for p in example_prompts()} or typed == example.strip():
+        return example
+    gr.Info(plain(tr(v.get("lang") or "en", "prompt_kept", example=example)))
+    return v.get("prompt")
 
 
 def load_constraint(parts: Any, preset_name: str | None = None, kind: str | None = None, text: str | None = None,
@@ -145,15 +162,15 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
         if v["kind"] == "preset":
             name = v["preset"] or DEFAULT_PRESET
             return {ui.text: gr.update(value=preset_source(name), interactive=False),
-                    ui.prompt: preset_prompt(name), ui.preset: gr.update(visible=True)}
+                    ui.prompt: example_or_typed(v, preset_prompt(name)), ui.preset: gr.update(visible=True)}
         text, prompt = EXAMPLES.get(v["kind"], ("", ""))
-        return {ui.text: gr.update(value=text, interactive=True), ui.prompt: prompt,
+        return {ui.text: gr.update(value=text, interactive=True), ui.prompt: example_or_typed(v, prompt),
                 ui.preset: gr.update(visible=False)}
 
     kind_out = [ui.text, ui.prompt, ui.preset]
-    inputs, names = inputs_of({"lang": ctx.lang_state, "kind": ui.kind, "preset": ui.preset})
+    inputs, names = inputs_of({"lang": ctx.lang_state, "kind": ui.kind, "preset": ui.preset, "prompt": ui.prompt})
     events = {"kind": ui.kind.input(named(on_kind, names), inputs, kind_out, api_name="grammar_kind")}
-    inputs, names = inputs_of({"lang": ctx.lang_state, "preset": ui.preset})
+    inputs, names = inputs_of({"lang": ctx.lang_state, "preset": ui.preset, "prompt": ui.prompt})
     def on_preset(v: dict) -> dict:
         return on_kind({**v, "kind": "preset"})
 
@@ -181,23 +198,50 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
     events["step_n"] = ui.step_n.click(grammar_event(on_step, names), inputs, step_out, api_name="grammar_step_n",
                                        show_progress="minimal", **model)
 
-    def on_compare(v: dict) -> dict:
-        from decoding_lab.experiments.constrained_vs_free import compile_mask, constrained_vs_free
+    stops = StopRequests()
+
+    def on_compare(v: dict) -> Iterator[dict]:
+        """Both sides sampled, the summary line saying which side and step it is on (at most
+        twice a second); Stop ends both sides after their current step."""
+        from decoding_lab.experiments.constrained_vs_free import (SideProgress, compile_mask,
+                                                                  iter_constrained_vs_free)
         req = GrammarRequest.from_inputs(v)
         lm, chat_mode = load_model(req.model, req.chat)
         mask = compile_mask(req.constraint, lm)  # the grammar pool, before the model slot
-        r = on_model(constrained_vs_free, lm, req.prompt, req.constraint, n=req.n, settings=req.settings,
-                     max_new_tokens=req.max_new_tokens, chat=chat_mode, mask=mask)
-        if r.unfinished:
+        run_id = stops.start()
+        try:
+            yield {ui.cmp_run_id: run_id}
+            t0 = last = time.perf_counter()
+            r = None
+            for item in on_model_iter(iter_constrained_vs_free, lm, req.prompt, req.constraint, n=req.n,
+                                      settings=req.settings, max_new_tokens=req.max_new_tokens, chat=chat_mode,
+                                      mask=mask, should_stop=lambda: stops.asked(run_id)):
+                if not isinstance(item, SideProgress):
+                    r = item
+                elif time.perf_counter() - last >= 0.5:
+                    last = time.perf_counter()
+                    side = tr(req.lang, "cmp_side_" + item.side)
+                    yield {ui.cmp_summary: tr(req.lang, "cmp_progress", side=side, step=item.step,
+                                              total=item.max_new_tokens, sec=last - t0)}
+            stopped = stops.asked(run_id)
+        finally:
+            stops.end(run_id)
+        if r is None:
+            return
+        if r.unfinished and not stopped:
             warn(tr(req.lang, "cmp_unfinished", k=r.unfinished))
         summary, body = compare_html(req.lang, r)
-        return {ui.cmp_last: r, ui.cmp_summary: summary, ui.cmp_view: body}
+        if stopped:
+            summary = f"**{tr(req.lang, 'cmp_stopped')}**\n\n{summary}"
+        yield {ui.cmp_last: r, ui.cmp_summary: summary, ui.cmp_view: body, ui.cmp_run_id: None}
 
     cmp = {k: c for k, c in spec.items() if k not in ("session", "started", "max_new_tokens")}
     inputs, names = inputs_of({**cmp, "n": ui.cmp_n, "max_new_tokens": ui.cmp_tokens})
     events["compare"] = ui.cmp_run.click(grammar_event(on_compare, names), inputs,
-                                         [ui.cmp_last, ui.cmp_summary, ui.cmp_view], api_name="grammar_compare",
-                                         show_progress_on=[ui.cmp_view], **grammar_group)
+                                         [ui.cmp_last, ui.cmp_summary, ui.cmp_view, ui.cmp_run_id],
+                                         api_name="grammar_compare", show_progress_on=[ui.cmp_view], **grammar_group)
+    # Stop runs at once (no slot): it only marks the run, which ends after its current step.
+    ui.cmp_stop.click(stops.request, [ui.cmp_run_id], None, api_visibility="private", concurrency_limit=None)
 
     def on_heal(v: dict) -> dict:
         from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids

@@ -81,6 +81,8 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
                                             elem_id="grammar-cmp-tokens"), "cmp_tokens")
         ui.cmp_run = label(gr.Button(tr(lang, "cmp_run"), variant="primary", elem_id="grammar-cmp-btn"),
                            "cmp_run", "value")
+        ui.cmp_stop = label(gr.Button(tr(lang, "cmp_stop"), elem_id="grammar-cmp-stop"), "cmp_stop", "value")
+    ui.cmp_run_id = gr.State(None)    # the running comparison's id, for Stop (``common.stops``)
     ui.cmp_summary = gr.Markdown("", elem_id="grammar-compare-summary")
     ui.cmp_view = gr.HTML("", elem_id="grammar-compare")
 

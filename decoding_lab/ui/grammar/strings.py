@@ -16,6 +16,7 @@ EN: dict[str, str] = {
              "what is left. The format is then guaranteed; the content is still the model's, pushed onto "
              "tokens it liked less.",
     "kind": "Constraint", "preset": "Preset", "text": "Constraint text",
+    "prompt_kept": "Your prompt was kept. This constraint's example prompt: “{example}”",
     "text_info": "regex: Rust syntax · JSON Schema · choices: one per line · Lark: start: ... · GBNF: root ::= ...",
     "k_preset": "preset", "k_regex": "regex", "k_json_schema": "JSON Schema", "k_choices": "choices",
     "k_lark": "Lark", "k_gbnf": "GBNF",
@@ -27,7 +28,10 @@ EN: dict[str, str] = {
     "cmp_intro": "The same prompt and settings, with and without the grammar; every output checked by the same "
                  "validator. *Salvageable*: a valid piece can at least be cut out of it (a code fence, the first "
                  "JSON value, the start of the first line).",
-    "cmp_n": "Samples per side", "cmp_tokens": "Max new tokens", "cmp_run": "Run both",
+    "cmp_n": "Samples per side", "cmp_tokens": "Max new tokens", "cmp_run": "Run both", "cmp_stop": "■ Stop",
+    "cmp_progress": "Sampling {side}: step {step} of at most {total} ({sec:.0f} s)…",
+    "cmp_side_free": "without the grammar (1 of 2)", "cmp_side_constrained": "with the grammar (2 of 2)",
+    "cmp_stopped": "Stopped: the samples below end where the run was stopped.",
     "sec_heal": "### Token healing",
     "heal_intro": "The prompt (above) is followed by the start of the answer. A prompt that ends inside what the "
                   "model would write as one token shows it an unusual split. Healing removes the last prompt "
@@ -72,6 +76,7 @@ ZH: dict[str, str] = {
     "intro": "语法把“允许哪些文本”变成“下一个可以是哪些词元”：每一步，引擎（llguidance）屏蔽所有不可能通向合法文本的词元，"
              "模型在剩下的词元里排序。格式因此得到保证；内容仍然是模型的，只是被推到了它不那么喜欢的词元上。",
     "kind": "约束", "preset": "预设", "text": "约束文本",
+    "prompt_kept": "保留了你写的提示词。这个约束的示例提示词是：“{example}”",
     "text_info": "正则：Rust 语法 · JSON Schema · 选项：每行一个 · Lark：start: ... · GBNF：root ::= ...",
     "k_preset": "预设", "k_regex": "正则", "k_json_schema": "JSON Schema", "k_choices": "选项",
     "k_lark": "Lark", "k_gbnf": "GBNF",
@@ -82,7 +87,10 @@ ZH: dict[str, str] = {
     "sec_compare": "### 受约束 vs 自由生成",
     "cmp_intro": "同样的提示词和设置，分别带语法和不带语法；所有输出用同一个校验器检查。*可挽救*：至少能从中切出一段"
                  "合法内容（代码块、第一个 JSON 值、第一行的开头）。",
-    "cmp_n": "每边的样本数", "cmp_tokens": "最多新词元数", "cmp_run": "两边都运行",
+    "cmp_n": "每边的样本数", "cmp_tokens": "最多新词元数", "cmp_run": "两边都运行", "cmp_stop": "■ 停止",
+    "cmp_progress": "正在采样{side}：第 {step} 步，最多 {total} 步（{sec:.0f} 秒）…",
+    "cmp_side_free": "不带语法的一边（1/2）", "cmp_side_constrained": "带语法的一边（2/2）",
+    "cmp_stopped": "已停止：下面的样本停在按下停止的地方。",
     "sec_heal": "### 词元修复（token healing）",
     "heal_intro": "提示词（上方）后面接着回答的开头。如果提示词在模型通常写成一个词元的地方中途结束，模型看到的是一种"
                   "少见的切分。修复会删掉提示词的最后一个词元，让模型重新写它，只允许与被删文本一致的词元。",

@@ -8,13 +8,10 @@ so a language switch redraws it.
 
 Stop asks the running tilted chain to end after its current step, so the run still gets its
 verdict and the tab's job slot is freed cleanly. A running event cannot see a newer ``gr.State``
-value, so the request goes through ``StopRequests``: one per built page, a set of opaque run ids
-(one random id per click of Run, kept in the tab's state), never anything about the visitor."""
+value, so the request goes through ``common.stops.StopRequests``."""
 
 from __future__ import annotations
 
-import threading
-import uuid
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Iterator
@@ -26,6 +23,7 @@ from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.state import as_number
+from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.multisample import tilt_views
 from decoding_lab.ui.multisample.strings import tr_tilt as tr
@@ -80,36 +78,6 @@ def fill(ui: SimpleNamespace, values: dict[str, Any]) -> dict:
         raise SettingsError(f"unknown tilt setting(s): {', '.join(sorted(unknown))}")
     config_from({**DEFAULTS, **values})                   # validate before anything changes
     return {ui.controls[k]: v for k, v in values.items()}
-
-
-# --------------------------------------------------------------------------- stopping
-class StopRequests:
-    """Run ids that are running, and those asked to stop. Both sets hold only running runs."""
-
-    def __init__(self) -> None:
-        self._running: set[str] = set()
-        self._stop: set[str] = set()
-        self._lock = threading.Lock()
-
-    def start(self) -> str:
-        run_id = uuid.uuid4().hex
-        with self._lock:
-            self._running.add(run_id)
-        return run_id
-
-    def request(self, run_id: str | None) -> None:
-        with self._lock:
-            if run_id in self._running:
-                self._stop.add(run_id)
-
-    def asked(self, run_id: str) -> bool:
-        with self._lock:
-            return run_id in self._stop
-
-    def end(self, run_id: str) -> None:
-        with self._lock:
-            self._running.discard(run_id)
-            self._stop.discard(run_id)
 
 
 # --------------------------------------------------------------------------- events

@@ -1,4 +1,6 @@
-"""The Explorer's round trip through gradio against the core step it wraps (``bench --only ui``).
+"""The Explorer's round trip through gradio against the core step it wraps (``bench --only ui``,
+which runs ``python -m decoding_lab.ui.bench_roundtrip MODEL`` in a fresh process: the core's
+bench never imports the UI).
 
 One Step click in the app runs the core (``Stepper.step`` plus the H(T) curve the chart
 shows), then draws every view and sends it through gradio's queue to the page. This
@@ -13,8 +15,6 @@ every 50 ms, so each call waits 25-75 ms that neither the server nor a browser s
 no-op endpoint took 75 ms through it here). The section reports that figure too
 (``gradio_client_s``), beside the push round trip.
 
-This module imports gradio (through the UI package), so it is loaded only when the section
-runs; the rest of the bench stays free of it.
 """
 
 from __future__ import annotations
@@ -150,3 +150,21 @@ def ui_roundtrip(lm: Any, steps: int = 24, rounds: int = 3) -> list[dict[str, An
             rows.append({"case": name, "ui_step_s": ui, "core_step_s": core, "ratio": ui / core, "target": TARGET,
                          "gradio_client_s": statistics.median(polled_times), "steps": len(ui_times)})
     return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m decoding_lab.ui.bench_roundtrip [MODEL] [--steps N] [--rounds R]``: the rows as JSON."""
+    import argparse
+
+    from decoding_lab.models import DEFAULT_MODEL, get_model
+    p = argparse.ArgumentParser(prog="python -m decoding_lab.ui.bench_roundtrip")
+    p.add_argument("model", nargs="?", default=DEFAULT_MODEL)
+    p.add_argument("--steps", type=int, default=24)
+    p.add_argument("--rounds", type=int, default=3)
+    a = p.parse_args(argv)
+    rows = ui_roundtrip(get_model(a.model), steps=a.steps, rounds=a.rounds)
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
