@@ -77,6 +77,9 @@ def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120
     page.set_default_timeout(timeout_ms)
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("#step-btn")
+    # the page has read its link and restored the lessons' progress (``page._wire_share_link``)
+    page.wait_for_function("window.dlLinkRead === true && (window.dlLessonsReady === true || "
+                           "!document.querySelector('#lesson-main'))")
     if tab:
         page.click(f"#tab-{tab}-button")
     return page

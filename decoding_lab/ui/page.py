@@ -5,12 +5,14 @@ a loop. What it wires itself:
 
 * the language switch: static labels through ``Labels``, then each tab's ``relabel``;
 * a lesson's "Load this experiment": find the tab the lesson names, call its ``fill``;
-* a share link: the query string restores the Explorer (``common.urlstate``).
+* a share link: the query string restores the tab, a lesson's screen and the Explorer's run,
+  its steps replayed (``common.urlstate``); "Copy link" copies it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 from typing import Any
 
 import gradio as gr
@@ -32,6 +34,49 @@ TABS: tuple[tuple[str, Any], ...] = (("explorer", explorer), ("lessons", lessons
 
 HEAD = """
 <script>
+// The address bar is the share link. The Explorer writes its run (model, prompt, settings,
+// steps, forced tokens); the page adds the tab, the lesson and its screen. Each writer keeps
+// the other's keys.
+(function () {
+  const PAGE = ['tab', 'lesson', 'screen'];
+  function write(params) {
+    const q = params.toString();
+    history.replaceState(null, '', q ? '?' + q : location.pathname);
+  }
+  window.dlSetRun = function (q) {
+    const now = new URLSearchParams(location.search), next = new URLSearchParams(q);
+    PAGE.forEach(function (k) { if (now.has(k)) next.set(k, now.get(k)); });
+    write(next);
+  };
+  window.dlSetPage = function (pairs) {
+    if (!window.dlLinkRead) return;   // the page has not read its link yet: leave it as opened
+    const now = new URLSearchParams(location.search);
+    Object.keys(pairs).forEach(function (k) {
+      if (pairs[k] === null || pairs[k] === '') now.delete(k); else now.set(k, String(pairs[k]));
+    });
+    write(now);
+  };
+  // "Copy link": the address bar as it is now, to the clipboard; the button says it worked.
+  document.addEventListener('click', function (e) {
+    const btn = e.target.closest && e.target.closest('#copy-link-btn');
+    if (!btn) return;
+    const url = location.href, zh = !!document.querySelector('#lang-radio input[value="zh"]:checked');
+    const done = function () {
+      btn.dataset.copied = url;
+      const old = btn.textContent;
+      btn.textContent = zh ? '✓ 链接已复制' : '✓ Link copied';
+      setTimeout(function () { btn.textContent = old; }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(url).then(done, done);
+    } else {   // plain http on a LAN: the old way
+      const box = document.createElement('textarea');
+      box.value = url; document.body.appendChild(box); box.select();
+      try { document.execCommand('copy'); } finally { box.remove(); }
+      done();
+    }
+  }, true);
+})();
 // Clicking a bar of the distribution chart forces that token (a new branch).
 (function () {
   function attach() {
@@ -54,7 +99,11 @@ HEAD = """
 """
 
 # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
-RESIZE_JS = "() => { setTimeout(() => window.dispatchEvent(new Event('resize')), 80); }"
+# The Lessons tab also puts its lesson and screen back into the address bar.
+TAB_JS = """() => { window.dlSetPage({tab: 'TAB'});
+  if ('TAB' === 'lessons') { const b = document.querySelector('#lesson-link textarea, #lesson-link input');
+    const p = new URLSearchParams(b ? b.value : ''); window.dlSetPage({lesson: p.get('lesson'), screen: p.get('screen')}); }
+  setTimeout(() => window.dispatchEvent(new Event('resize')), 80); }"""
 
 
 def launch_kwargs() -> dict[str, Any]:
@@ -87,8 +136,11 @@ def build_demo(lang: str = "en") -> gr.Blocks:
             with gr.Column(scale=5):
                 L(gr.Markdown(t(lang, "title"), elem_id="title"), "title", "value")
                 L(gr.Markdown(t(lang, "subtitle"), elem_id="subtitle"), "subtitle", "value")
-            lang_radio = L(gr.Radio([(v, k) for k, v in LANGS.items()], value=lang, label=t(lang, "language"),
-                                    elem_id="lang-radio", scale=1, min_width=200), "language")
+            with gr.Column(scale=1, min_width=200):
+                lang_radio = L(gr.Radio([(v, k) for k, v in LANGS.items()], value=lang, label=t(lang, "language"),
+                                        elem_id="lang-radio"), "language")
+                # copies the address bar: the tab, the lesson and screen, the Explorer's run (see HEAD)
+                L(gr.Button(t(lang, "copy_link"), size="sm", elem_id="copy-link-btn"), "copy_link", "value")
         ctx = TabContext(lang, lang_state, jobs, L, page=demo)
         tabs: dict[str, TabUI] = {}
         with gr.Tabs(elem_id="tabs", selected="explorer") as tabs_comp:
@@ -97,10 +149,11 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 with gr.Tab(t(lang, f"tab_{name}"), id=name, elem_id=f"tab-{name}") as tab:
                     L(tab, f"tab_{name}")
                     tabs[name] = module.build(ctx)
-                tab.select(None, None, None, js=RESIZE_JS)
+                # the tab goes into the address bar (a shared link opens it), and plots get their size
+                tab.select(None, None, None, js=TAB_JS.replace("TAB", name))
         _wire_language(tabs, L, lang_state, lang_radio)
         _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs)
-        _wire_share_link(demo, tabs["explorer"], lang_radio)
+        _wire_share_link(demo, tabs, tabs_comp, lang_radio)
     demo.launch_kwargs = launch_kwargs()  # type: ignore[attr-defined]
     return demo
 
@@ -153,9 +206,14 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
                    api_name="lesson_load", concurrency_id="model")
 
 
-def _wire_share_link(demo: gr.Blocks, ex_tab: TabUI, lang_radio: Any) -> None:
-    """``?model=…&prompt=…&T=0.7&top_p=0.9`` restores the Explorer; a bad value is skipped with a note."""
-    ex = ex_tab.parts
+def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, lang_radio: Any) -> None:
+    """A link opens what it was copied from: ``?tab=lessons&lesson=5&screen=2`` a lesson's
+    screen; ``?model=…&prompt=…&T=0.7&top_p=0.9&steps=12&force=3:1234`` the Explorer's run,
+    replayed (``explorer.handlers.on_replay``). A bad value is skipped with a note."""
+    import secrets
+    ex = tabs["explorer"].parts
+    les = tabs["lessons"].parts
+    lesson_link = getattr(les, "link_in", None)
     ctl = {"model": ex.model, "prompt": ex.prompt, "chat": ex.chat, "top_n": ex.top_n, **ex.settings}
 
     def on_load(request: gr.Request):
@@ -173,10 +231,25 @@ def _wire_share_link(demo: gr.Blocks, ex_tab: TabUI, lang_radio: Any) -> None:
         for key, comp in ctl.items():
             if key != "model" and key in values:
                 out[comp] = values[key]
+        tab = str(params.get("tab") or "")
+        if tab in tabs:
+            out[tabs_comp] = gr.Tabs(selected=tab)
+        elif tab:
+            notes.append(f"tab={tab[:20]!r} is not a tab of this page")
+        if params.get("steps"):   # the Explorer replays the run once its controls hold the link's values
+            run = {k: params[k] for k in ("steps", "force") if params.get(k)}
+            out[ex.replay] = f"{urlencode(run)}&nonce={secrets.token_hex(4)}"
+        if lesson_link is not None:   # always set: it is also what restores this browser's progress
+            out[lesson_link] = f"{params.get('lesson', '')}:{params.get('screen', '')}:{secrets.token_hex(4)}"
         for note in notes:
             gr.Warning(plain(note))
         if values.get("lang") and values["lang"] != "en":
             out[lang_radio] = values["lang"]  # its change event relabels the page
         return out
 
-    demo.load(on_load, None, [ex.hub, lang_radio, *ctl.values()], api_name="restore_from_url")
+    outputs = [ex.hub, lang_radio, tabs_comp, ex.replay, *([lesson_link] if lesson_link is not None else []),
+               *ctl.values()]
+    # Gradio selects the first tab as the page starts, before this event reads the address bar:
+    # the tab's select handler must not rewrite the link until it has been read.
+    demo.load(on_load, None, outputs, api_name="restore_from_url").then(
+        None, None, None, js="() => { window.dlLinkRead = true; return []; }")

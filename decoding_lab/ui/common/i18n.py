@@ -35,6 +35,7 @@ EN: dict[str, str] = {
     "branches": "Saved branches", "restore": "Restore branch", "no_branches": "(none yet)",
     "export_box": "Export and share", "export": "Export run", "export_files": "Downloads",
     "share": "Share link (query string, also written to the address bar)",
+    "copy_link": "Copy link",
     # views
     "dist_title": "Step {step}: next-token distribution (top {n})", "dist_empty": "Press Step to see the distribution",
     "raw_p": "p raw (T = 1)", "final_p": "p final (sampled from)", "token_axis": "token (rank)", "prob_axis": "probability",
@@ -105,6 +106,7 @@ ZH: dict[str, str] = {
     "branches": "已保存的分支", "restore": "恢复分支", "no_branches": "（暂无）",
     "export_box": "导出与分享", "export": "导出本次运行", "export_files": "下载",
     "share": "分享链接（查询字符串，同时写入地址栏）",
+    "copy_link": "复制链接",
     "dist_title": "第 {step} 步：下一个词元的分布（前 {n} 个）", "dist_empty": "点击“单步”查看分布",
     "raw_p": "原始概率（T = 1）", "final_p": "最终概率（从中采样）", "token_axis": "词元（排名）", "prob_axis": "概率",
     "chosen": "被选中", "cut_by": "被 {stage} 截断",

@@ -51,6 +51,49 @@ def encode(model: str, prompt: str, chat: str, values: Mapping[str, Any], top_n:
     return urlencode(q)
 
 
+#: Keys the page (not the Explorer) puts in a link: the tab, the lesson and its screen.
+PAGE_KEYS = ("tab", "lesson", "screen")
+
+
+def encode_run(steps: int, forced: list[tuple[int, int]]) -> str:
+    """The steps a run has taken and the tokens forced on the way: ``steps=12&force=3:1234,7:99``
+    (empty for a run that has not started). Opening the link replays them (``decode_run``)."""
+    if steps <= 0:
+        return ""
+    q: dict[str, Any] = {"steps": int(steps)}
+    if forced:
+        q["force"] = ",".join(f"{int(step)}:{int(tok)}" for step, tok in forced)
+    return urlencode(q)
+
+
+def decode_run(params: Mapping[str, str], max_steps: int) -> tuple[int, dict[int, int], list[str]]:
+    """(steps, {step: forced token id}, notes) from a link; a bad part is skipped with a note,
+    and a run longer than the deployment allows is cut to ``max_steps`` (said in a note)."""
+    notes: list[str] = []
+    steps = 0
+    if params.get("steps"):
+        n = _finite(params["steps"])
+        if n is None or n < 0 or not n.is_integer():
+            notes.append(f"steps={params['steps']!r} is not a whole number of steps; nothing replayed")
+        else:
+            steps = int(n)
+            if steps > max_steps:
+                notes.append(f"steps={steps}: this deployment replays at most {max_steps} "
+                             "(DECODING_LAB_MAX_NEW_TOKENS)")
+                steps = max_steps
+    forced: dict[int, int] = {}
+    for part in str(params.get("force") or "").split(","):
+        if not part.strip():
+            continue
+        step, _, tok = part.partition(":")
+        if not (step.strip().isdigit() and tok.strip().isdigit()):
+            notes.append(f"force={part[:40]!r} is not step:token; skipped")
+            continue
+        if int(step) < steps:
+            forced[int(step)] = int(tok)
+    return steps, forced, notes
+
+
 def _finite(text: Any) -> float | None:
     """A finite number from a URL value, else None (a shared link may say ``T=nan`` or ``n=1e999``)."""
     try:

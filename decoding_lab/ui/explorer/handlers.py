@@ -15,7 +15,8 @@ import gradio as gr
 
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.stages import SettingsError
-from decoding_lab.stepper import SessionError
+from decoding_lab.stepper import SessionError, max_new_tokens_limit
+from decoding_lab.ui.common import urlstate
 from decoding_lab.ui.common.errors import guarded, plain
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.runtime import gpu
@@ -114,8 +115,8 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     state = {"lang": ctx.lang_state, "session": ui.session, "started": ui.started, "log_y": ui.log_y}
     controls = {"model": ui.model, "hub_id": ui.hub, "prompt": ui.prompt, "chat": ui.chat,
                 **{k: ui.settings[k] for k in SETTING_KEYS}, "top_n": ui.top_n}
-    views_out = view_components(ui)
-    out = views_out + [ui.share]
+    views_out = view_components(ui)   # the share link is one of them (``views.share_query``)
+    out = views_out
 
     def model_job(fn: Callable, extra: dict[str, Any] | None = None, with_controls: bool = True) -> tuple:
         """(handler, inputs): ``fn`` on named inputs, user errors as toasts, in a job slot of the tab."""
@@ -124,7 +125,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
 
     def on_reset(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
-        return {**render(ui, req.lang, viewed(session_for(req), v)), ui.share: req.share_query()}
+        return render(ui, req.lang, viewed(session_for(req), v))
 
     def on_step(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
@@ -132,7 +133,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
         with session.locked(req.lang):
             session.apply(req)
             session.step()
-        return {**render(ui, req.lang, session), ui.share: req.share_query()}
+        return render(ui, req.lang, session)
 
     def on_step_n(v: dict) -> Iterator[dict]:
         n = whole_number(v["n"], "N", 1, 1024)
@@ -150,7 +151,6 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
             session.apply(req)
         if st.finished:
             raise SessionError("generation reached an end-of-sequence token; undo or reset to go on")
-        share = req.share_query()
         last_full = 0.0
         for i in range(n):
             if st.finished or len(st.tokens) >= st.max_new_tokens:
@@ -163,7 +163,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
             last = i == n - 1 or st.finished or len(st.tokens) >= st.max_new_tokens
             if last or now - last_full >= FULL_EVERY:
                 last_full = now
-                yield {**render(ui, lang, session), ui.share: share}
+                yield render(ui, lang, session)
             else:
                 yield text_views(ui, lang, session)
 
@@ -238,6 +238,24 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def on_custom_order(v: dict) -> dict:
         return {ui.settings["order_preset"]: CUSTOM}
 
+    def on_replay(v: dict) -> dict:
+        """A shared link's run, replayed: the controls hold the link's settings (the page set
+        them), ``replay`` its steps and forced tokens; the same seed gives the same tokens."""
+        from urllib.parse import parse_qsl
+        steps, forced, notes = urlstate.decode_run(dict(parse_qsl(v["replay"] or "")), max_new_tokens_limit())
+        for note in notes:
+            gr.Warning(plain(note))
+        req = ExplorerRequest.from_inputs(v)
+        if steps == 0:
+            return {ui.replay: gr.update()}
+        session = viewed(session_for(req), v)
+        with session.locked(req.lang):
+            for i in range(steps):
+                if session.stepper.finished:
+                    break
+                session.step(force_token_id=forced.get(i))
+        return render(ui, req.lang, session)
+
     def on_show_cut(v: dict) -> dict:
         return fill(ui, onboarding.CUT_PRESET, v["lang"])
 
@@ -275,7 +293,11 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
                                                            [ui.settings["custom_order"]], [ui.settings["order_preset"]],
                                                            api_name="explorer_custom_order")
     ev["engine_defaults"] = engines.wire(ui, ctx.lang_state)
-    # Write the share query into the address bar (no server round trip).
-    ev["share"] = ui.share.change(None, [ui.share], None,
-                                  js="(q) => { if (q) { history.replaceState(null, '', '?' + q); } return []; }")
+    # A shared link with steps: the page writes them into the hidden ``replay`` box after it has
+    # set the controls; replaying is a model job like any Step.
+    ev["replay"] = ui.replay.change(*model_job(on_replay, {"replay": ui.replay}), [*views_out, ui.replay],
+                                    api_name="explorer_replay", **busy)
+    # Write the share query into the address bar (no server round trip); the page's own keys
+    # (tab, lesson, screen) stay.
+    ev["share"] = ui.share.change(None, [ui.share], None, js="(q) => { if (q) { window.dlSetRun(q); } return []; }")
     return ev

@@ -112,6 +112,7 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
                                 "branches")
                 ui.restore = L(gr.Button(t(lang, "restore"), elem_id="restore-btn", scale=1), "restore", "value")
             # Clicking a bar of the chart writes its token id here and presses the hidden button.
+            ui.replay = gr.Textbox("", visible="hidden", elem_id="explorer-replay")   # a shared link's steps
             ui.click_token = gr.Textbox("", visible="hidden", elem_id="force-token-box")
             ui.click_force = gr.Button("force-click", visible="hidden", elem_id="force-token-btn")
             with gr.Row():

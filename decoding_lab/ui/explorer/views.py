@@ -10,7 +10,8 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from decoding_lab.ui.common import plots
+from decoding_lab.ui.common import plots, urlstate
+from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import show_token
 from decoding_lab.ui.explorer.chart import dist_chart
@@ -21,7 +22,7 @@ TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p
 
 #: The ``parts`` attributes ``render`` writes, in the order the step-like endpoints return them.
 VIEW_NAMES = ("dist", "funnel", "entropy", "numbers", "gen", "table", "candidates", "branches", "status", "session",
-              "started")
+              "started", "share")
 
 
 def view_components(parts: Any) -> list[Any]:
@@ -45,7 +46,19 @@ def render(parts: Any, lang: str, session: Any) -> dict:
         parts.status: with_notice(status_md(st, lang, session.model_name if session else ""), session, lang),
         parts.session: session,
         **({parts.started: True} if session is not None else {}),   # left out: a redraw never clears the flag
+        **({parts.share: share_query(session, lang)} if session is not None else {}),
     }
+
+
+def share_query(session: Any, lang: str) -> str:
+    """The link that opens this run again: the session's model, prompt, format, settings and
+    tokens shown (``urlstate.encode``), then its steps and forced tokens (``encode_run``), which
+    the page replays when the link is opened."""
+    st = session.stepper
+    q = urlstate.encode(session.model_name, session.prompt, "chat" if session.chat else "raw",
+                        values_from_settings(st.settings), st.top_n, lang)
+    run = urlstate.encode_run(len(st.tokens), [(tr.step, tr.chosen_token_id) for tr in st.traces if tr.forced])
+    return f"{q}&{run}" if run else q
 
 
 def dist_view(session: Any, lang: str) -> Any:

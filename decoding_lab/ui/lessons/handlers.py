@@ -14,11 +14,17 @@ import gradio as gr
 from decoding_lab import lesson_runs
 from decoding_lab.errors import SettingsError
 from decoding_lab.lessons import Lesson
-from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.errors import guarded, plain
 from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
+
+#: Writes "lesson=3&screen=1" into the address bar when the Lessons tab is the one on show.
+LINK_JS = """(q) => { const main = document.querySelector('#lesson-main');
+  if (q && main && main.offsetParent !== null) {
+    const p = new URLSearchParams(q); window.dlSetPage({lesson: p.get('lesson'), screen: p.get('screen')}); }
+  return []; }"""
 from decoding_lab.ui.lessons.strings import tr
 from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, outputs, views
 
@@ -127,13 +133,29 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
 
     if page is not None:  # progress kept in the browser comes back when the page opens; paging keys
         def on_restore(v: dict[str, Any]) -> dict:
+            """Runs once the page has read its link (``link_in`` = "lesson:screen:nonce", set on
+            every load): the progress kept in this browser, and the linked lesson and screen."""
             learner = v["learner"] or secrets.token_hex(6)   # a first visit: a new shuffle seed
-            return {ui.learner: learner, **show(v, learner=learner)}
+            lesson, _, rest = str(v["link"] or "").partition(":")
+            screen = rest.partition(":")[0]
+            number, at = v["number"], v["screen"]
+            if lesson.isdigit() and int(lesson) in ui.lessons:
+                number = int(lesson)
+                at = clamp_screen(ui.lessons[number], int(screen) if screen.isdigit() else 0)
+            elif lesson:
+                gr.Warning(plain(tr(v["lang"], "no_lesson", number=lesson[:12])))
+            return {ui.learner: learner, ui.current: number, ui.screen: at,
+                    **show(v, learner=learner, number=number, screen=at)}
 
-        inputs, names = inputs_of(common)
-        events["restore"] = page.load(named(on_restore, names), inputs, [ui.learner, *outs],
-                                      api_name="lesson_restore_progress")
+        inputs, names = inputs_of({**common, "link": ui.link_in})
+        events["restore"] = ui.link_in.change(named(on_restore, names), inputs,
+                                              [ui.learner, ui.current, ui.screen, *outs],
+                                              api_name="lesson_restore_progress")
+        # the page is ready for a learner's clicks once this has drawn (browser tests wait for it)
+        events["restore"].then(None, None, None, js="() => { window.dlLessonsReady = true; return []; }")
         page.load(None, None, None, js=PAGING_JS)
+        # the lesson and screen on show go into the address bar while the Lessons tab is open
+        ui.link.change(None, [ui.link], None, js=LINK_JS)
     return events
 
 

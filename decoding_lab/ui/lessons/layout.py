@@ -31,6 +31,8 @@ def build(lang: str, lessons: list[Lesson]) -> SimpleNamespace:
     ui.done = gr.BrowserState([], storage_key=PROGRESS_KEY)        # ids of the checks passed
     ui.learner = gr.BrowserState("", storage_key=LEARNER_KEY)      # seeds the order of the choices
     ui.teacher = gr.Checkbox(False, label=tr(lang, "teacher"), elem_id="teacher-mode")
+    ui.link = gr.Textbox("", visible="hidden", elem_id="lesson-link")        # "lesson=3&screen=1", for the address bar
+    ui.link_in = gr.Textbox("", visible="hidden", elem_id="lesson-link-in")  # a shared link's lesson, set on page load
     with gr.Row(elem_id="lesson-row"):
         with gr.Column(scale=1, min_width=260, elem_id="lesson-side") as ui.side:
             ui.picker = gr.Radio(V.picker_choices(lessons, lang, []), value=first.number, label=tr(lang, "pick"),

@@ -128,7 +128,7 @@ def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, r
 def outputs(ui: SimpleNamespace) -> list[Any]:
     """Every component ``views`` writes, in the order of the tab's events' outputs."""
     return [ui.picker, ui.progress, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
-            ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot,
+            ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.link,
             *C.outputs(ui)]
 
 
@@ -151,6 +151,7 @@ def views(ui: SimpleNamespace, lang: str, number: Any, screen: Any, passed: list
         ui.look: gr.update(value=look_markdown(les, lang), visible=not teacher),
         ui.load: gr.update(value=tr(lang, "load"), visible=not teacher),
         ui.loaded: gr.update(value="", visible=not teacher),
+        ui.link: f"lesson={les.number}&screen={screen}",     # the page writes it into the address bar
         **experiment_views(ui, les, lang, screen, runs, teacher),
         **C.check_views(ui, les, lang, passed, learner, visible=not teacher),
     }
