@@ -238,7 +238,7 @@ def test_token_popover_lists_alternatives_and_forces_an_earlier_step(browser, ap
     page.click("#branches input")
     page.wait_for_function("document.querySelectorAll('#branches li[role=option]').length > 0")
     options = page.locator("#branches li[role=option]")
-    assert options.count() == 1 and "@1 +2" in options.first.text_content()   # steps 1-2 saved as a branch
+    assert options.count() == 1 and "from step 1, +2 tokens" in options.first.text_content()   # steps 1-2 saved
     ctx.close()
 
 

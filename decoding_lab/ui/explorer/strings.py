@@ -22,6 +22,10 @@ EN: dict[str, str] = {
     "log_view": "Log scale (shows tiny and cut probabilities)",
     "log_axis": "probability (log scale)",
     "whitespace_note": "␣ = space · ↵ = newline",
+    "tok_label": "step {step} · id {id} · rank {rank} · p raw {raw:.4f} · p final {final:.4f}",
+    "tok_forced": " · forced",
+    "chosen_row": "`{token}` (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
+    "branch_label": "{i}: from step {step}, +{n} tokens “{text}”",
     # the first minute
     "onboard_md": "**How to read this screen**  \n"
                   "1. **Step** asks the model for the probability of every possible next token, then decoding picks one.  \n"
@@ -53,6 +57,10 @@ ZH: dict[str, str] = {
     "log_view": "对数刻度（显示极小和被截断的概率）",
     "log_axis": "概率（对数刻度）",
     "whitespace_note": "␣ = 空格 · ↵ = 换行",
+    "tok_label": "第 {step} 步 · 编号 {id} · 排名 {rank} · 原始 p {raw:.4f} · 最终 p {final:.4f}",
+    "tok_forced": " · 强制",
+    "chosen_row": "`{token}`（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
+    "branch_label": "{i}：从第 {step} 步起，+{n} 个词元 “{text}”",
     "onboard_md": "**如何阅读这个页面**  \n"
                   "1. **单步**：模型给出每个可能的下一个词元的概率，解码再从中选出一个。  \n"
                   "2. 图中浅色柱是模型给出的概率；蓝色是解码保留的，橙色是选中的，"

@@ -42,7 +42,7 @@ def render(parts: Any, lang: str, session: Any) -> dict:
         parts.gen: generated_html(st, lang, session),
         parts.table: pd.DataFrame(rows, columns=headers),
         parts.candidates: gr.update(choices=candidate_choices(tr), value=None),
-        parts.branches: gr.update(choices=branch_choices(st), value=None),
+        parts.branches: gr.update(choices=branch_choices(st, lang), value=None),
         parts.status: with_notice(status_md(st, lang, session.model_name if session else ""), session, lang),
         parts.session: session,
         **({parts.started: True} if session is not None else {}),   # left out: a redraw never clears the flag
@@ -106,8 +106,9 @@ def generated_html(stepper: Any, lang: str, session: Any = None) -> str:
         return f"<div id='gen-box' class='gen-box empty'>{html.escape(t(lang, 'no_session'))}</div>"
     parts = [prompt_html(stepper, lang, session)]
     for tr in stepper.traces:
-        title = (f"step {tr.step} · id {tr.chosen_token_id} · rank {tr.chosen_rank} · p raw {tr.chosen_p_raw:.4f}"
-                 f" · p final {tr.chosen_p_final:.4f}" + (" · forced" if tr.forced else ""))
+        title = strings.tr(lang, "tok_label", step=tr.step, id=tr.chosen_token_id, rank=tr.chosen_rank,
+                           raw=tr.chosen_p_raw, final=tr.chosen_p_final) + (strings.tr(lang, "tok_forced")
+                                                                          if tr.forced else "")
         cls = "gen-tok forced" if tr.forced else "gen-tok"
         parts.append(f"<span class='{cls}' data-step='{tr.step}' data-p='{tr.chosen_p_final:.6f}' "
                      f"data-rank='{tr.chosen_rank}' aria-label='{html.escape(title, quote=True)}' "
@@ -143,8 +144,9 @@ def numbers_md(trace: Any, lang: str) -> str:
         return t(lang, "no_session")
     fmt = lambda x: "—" if x is None else f"{0.0 if abs(x) < 5e-5 else x:.4f}"  # noqa: E731
     lines = [f"| {t(lang, 'n_quantity')} | {t(lang, 'n_value')} |", "|---|---|",
-             f"| {t(lang, 'n_chosen')} | `{html.escape(show_token(trace.chosen_token))}` (id {trace.chosen_token_id}, "
-             f"rank {trace.chosen_rank}, p raw {trace.chosen_p_raw:.4f}, p final {trace.chosen_p_final:.4f}) |",
+             f"| {t(lang, 'n_chosen')} | " + strings.tr(lang, "chosen_row", token=html.escape(show_token(trace.chosen_token)),
+                                                        id=trace.chosen_token_id, rank=trace.chosen_rank,
+                                                        raw=trace.chosen_p_raw, final=trace.chosen_p_final) + " |",
              f"| {t(lang, 'n_H')} | {fmt(trace.entropy)} |",
              f"| {t(lang, 'n_H_T')} | {fmt(trace.entropy_T)} |",
              f"| {t(lang, 'n_dHdT')} | {fmt(trace.dH_dT)} |",
@@ -168,13 +170,14 @@ def candidate_choices(trace: Any) -> list[tuple[str, int]]:
             for r in trace.top]
 
 
-def branch_choices(stepper: Any) -> list[tuple[str, int]]:
+def branch_choices(stepper: Any, lang: str = "en") -> list[tuple[str, int]]:
     if stepper is None:
         return []
     out = []
     for i, b in enumerate(stepper.branches):
         text = show_token(b.text)
-        out.append((f"{i}: @{b.from_step} +{len(b.tokens)} “{text[:40]}{'…' if len(text) > 40 else ''}”", i))
+        out.append((strings.tr(lang, "branch_label", i=i, step=b.from_step, n=len(b.tokens),
+                               text=text[:40] + ("…" if len(text) > 40 else "")), i))
     return out
 
 
