@@ -95,10 +95,10 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis
                 texts.append(_label(c, lang))
                 where.append("top center" if s % 2 == 0 else "bottom center")  # neighbours' labels alternate
                 anc.append(_ancestry_data(tree, rows, (s, j)))
-                h = (f"<b>{show_token(c.token)}</b> (id {c.token_id})<br>step {s} · from beam {c.parent}"
-                     f"<br>step log p {c.logprob:.3f}<br>cumulative {c.score:.3f}")
+                h = (f"<b>{show_token(c.token)}</b> (id {c.token_id})<br>"
+                     + tr(lang, "hover_node", step=s, parent=c.parent, lp=c.logprob, score=c.score))
                 if c.normalized_score is not None:
-                    h += f"<br>length-normalised {c.normalized_score:.3f} (α = {tree.length_penalty:g})"
+                    h += "<br>" + tr(lang, "hover_norm", norm=c.normalized_score, alpha=tree.length_penalty)
                 hover.append(h + f"<br>{t(lang, status)}")
         if xs:
             fig.add_scatter(x=xs, y=ys, mode="markers+text", text=texts, textposition=where, customdata=anc,

@@ -15,6 +15,8 @@ EN: dict[str, str] = {
     "rows_axis": "hypothesis", "ancestry": "path of the node under the cursor",
     "eos": "EOS", "prompt": "prompt",
     "title_hypothesis": "Beam tree, by hypothesis (pruned candidates hidden)",
+    "hover_node": "step {step} · from beam {parent}<br>log p of this step {lp:.3f}<br>cumulative {score:.3f}",
+    "hover_norm": "length-normalised {norm:.3f} (α = {alpha:g})",
 }
 
 ZH: dict[str, str] = {
@@ -24,6 +26,8 @@ ZH: dict[str, str] = {
     "rows_axis": "假设", "ancestry": "光标所指节点的路径",
     "eos": "结束", "prompt": "提示词",
     "title_hypothesis": "束搜索树（按假设，隐藏被剪枝的候选）",
+    "hover_node": "第 {step} 步 · 来自第 {parent} 束<br>这一步的 log p {lp:.3f}<br>累计 {score:.3f}",
+    "hover_norm": "按长度归一化 {norm:.3f}（α = {alpha:g}）",
 }
 
 register("beam", EN, ZH)

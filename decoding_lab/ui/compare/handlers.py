@@ -83,7 +83,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
         sources += [([i], ITER_STRATEGIES[c.strategy](lm, ids, c.settings, max_new_tokens=req.max_new_tokens,
                                                        **c.kwargs))
                     for i, c in enumerate(req.columns) if c.strategy not in ROW_STRATEGIES]
-        labels = [c.label(i) for i, c in enumerate(req.columns)]
+        labels = [c.label(i, lang) for i, c in enumerate(req.columns)]
         current: list = [(label, None) for label in labels]
         running: list[Any] = [gen for _, gen in sources]
         last_full = 0.0

@@ -56,8 +56,8 @@ class ColumnSpec:
             return {}
         return {"num_beams": self.num_beams, "length_penalty": self.length_penalty}
 
-    def label(self, i: int) -> str:
-        return views.column_label(i, self.strategy, self.settings, self.kwargs)
+    def label(self, i: int, lang: str = "en") -> str:
+        return views.column_label(i, self.strategy, self.settings, self.kwargs, lang)
 
     def to_json(self) -> dict[str, Any]:
         """``{strategy, settings, num_beams, length_penalty}``: the settings as the core writes

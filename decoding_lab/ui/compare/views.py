@@ -20,12 +20,12 @@ TABLE_KEYS = ("col_setting", "col_len", "col_mean_lp", "col_rep4", "col_distinct
 Results = Sequence[tuple[str, Any]]
 
 
-def column_label(i: int, strategy: str, s: SamplingSettings, kw: dict[str, Any]) -> str:
-    """``1: greedy``, ``2: beam 4 α=1``, ``3: T=0.8, top-p 0.9``: what a column ran."""
+def column_label(i: int, strategy: str, s: SamplingSettings, kw: dict[str, Any], lang: str = "en") -> str:
+    """``1: greedy``, ``2: beam search 4 α=1``, ``3: T=0.8, top-p 0.9``: what a column ran, in ``lang``."""
     if strategy == "greedy":
-        return f"{i + 1}: greedy"
+        return f"{i + 1}: {t(lang, 'greedy')}"
     if strategy == "beam":
-        return f"{i + 1}: beam {kw['num_beams']} α={kw['length_penalty']:g}"
+        return f"{i + 1}: {t(lang, 'beam')} {kw['num_beams']} α={kw['length_penalty']:g}"
     parts = [f"T={s.temperature:g}"] + [p for p, on in ((f"top-k {s.top_k}", s.top_k), (f"top-p {s.top_p:g}", s.top_p < 1),
                                                          (f"min-p {s.min_p:g}", s.min_p > 0)) if on]
     return f"{i + 1}: " + ", ".join(parts)

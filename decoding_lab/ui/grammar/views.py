@@ -55,8 +55,8 @@ def trace_figure(lang: str, session: "GrammarSession | None") -> go.Figure:
         xs = [trace.step for trace, _ in recs]
         allowed = [r.extra.allowed for _, r in recs]
         forced = [r.extra.forced for _, r in recs]
-        hover = [f"step {trace.step}: <b>{html.escape(show_token(trace.chosen_token))}</b><br>{a:,} allowed"
-                 f"<br>p removed {r.removed_mass:.3f}" for (trace, r), a in zip(recs, allowed)]
+        hover = [tr(lang, "trace_hover", step=trace.step, token=html.escape(show_token(trace.chosen_token)), allowed=a,
+                    removed=r.removed_mass) for (trace, r), a in zip(recs, allowed)]
         fig.add_scatter(x=xs, y=allowed, mode="lines+markers", name=tr(lang, "allowed"), row=1, col=1,
                         line=dict(color=BLUE, width=2), hovertext=hover, hoverinfo="text",
                         marker=dict(size=[11 if f else 7 for f in forced],
