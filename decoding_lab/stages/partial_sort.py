@@ -67,16 +67,21 @@ def top_p_remove(logits: torch.Tensor, p: float, head: int | None = None) -> tup
     ranked at or below it, is above ``1 - p``. For the head, sorted best first, that mass is
     ``total - (mass of the better head tokens)``."""
     threshold = float(torch.tensor(1.0 - p, dtype=torch.float32))   # the reference compares in float32
-    probs = torch.softmax(logits, dim=-1)
-    total = probs.double().sum(dim=-1)
+    # log of the softmax's denominator: a head token's probability is exp(z - lse), and the mass
+    # of everything is 1 (the reference's float32 sum is 1 within ~1e-6, far inside MARGIN).
+    lse = torch.logsumexp(logits, dim=-1)
+    # the best token's probability bounds what any head can hold: a flat row goes straight to the sort
+    p_max = torch.exp(logits.amax(dim=-1) - lse)
     remove = torch.ones_like(logits, dtype=torch.bool)
     decided = torch.zeros(logits.shape[0], dtype=torch.bool)
     for r in range(logits.shape[0]):
+        if not bool(torch.isfinite(lse[r])) or float(p_max[r]) * min(_heads(logits.shape[-1], head)) < p / 2:
+            continue
         for k in _heads(logits.shape[-1], head):
             vals, idx = torch.topk(logits[r], k)
-            head_p = probs[r, idx].double()
+            head_p = torch.exp(vals.double() - float(lse[r]))
             better = torch.cumsum(head_p, 0) - head_p           # mass of the head tokens above each one
-            at_or_below = total[r] - better
+            at_or_below = 1.0 - better
             n_keep = int((at_or_below > threshold).sum())       # decreasing along the head
             n_keep = max(n_keep, 1)                             # the best token is always kept
             if n_keep >= k:                                     # the nucleus may go past the head
@@ -137,6 +142,8 @@ def cut_with_fallback(logits: torch.Tensor, remove: torch.Tensor, decided: torch
     """``logits`` with the decided rows' cuts applied and every undecided row handed to
     ``full_sort`` (the reference rule, row by row, so a row's answer never depends on the
     other rows of the batch)."""
+    if not bool(decided.any()):          # nothing settled: the reference on the whole batch, as it was
+        return full_sort(logits)
     out = logits.masked_fill(remove & decided[:, None], float("-inf"))
     if not bool(decided.all()):
         rows = (~decided).nonzero().flatten()
