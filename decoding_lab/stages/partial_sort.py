@@ -5,18 +5,19 @@ probability along the sorted order, cut where the running sum crosses a threshol
 262,144-token vocabulary the sort is ~95% of the stage's time, yet a typical nucleus holds
 a handful of tokens. So we look at only the best ``K`` tokens (``torch.topk``, a partial
 sort), find the boundary there, and *prove* that the full-sort rule would cut at the same
-place; if we cannot, we say so (``None``) and the caller runs the full sort as before.
+place; a row we cannot settle is marked undecided and the caller sorts that row as before.
 
 Why the answer is the same set, not merely a close one:
 
 * Order. All tokens outside the head rank below every head token, so in the sorted order
   they sit on the far side of the boundary and are cut (or, for typical-p, never reached).
 * Arithmetic. The reference takes a softmax over the *sorted* logits and a cumulative sum
-  (PyTorch accumulates float32 cumsums in double on the CPU and rounds once). We take a
-  softmax in vocabulary order and sum in float64. The two running sums differ by a few
-  float32 ulps (~1e-7 of the total mass). We accept the boundary only when the running sum
-  is farther than ``MARGIN`` (1e-5, a hundred times that) from the threshold on *both*
-  sides of it; otherwise the rounding could decide, and we fall back.
+  (PyTorch accumulates float32 cumsums in double on the CPU and rounds once). For top-p we
+  take each head token's probability as exp(z - logsumexp(z)) in float64 (typical-p: a
+  softmax in vocabulary order) and sum in float64. The two running sums differ by ~1e-6 of
+  the total mass at most. We accept the boundary only when the running sum is farther than
+  ``MARGIN`` (1e-5) from the threshold on *both* sides of it; otherwise the rounding could
+  decide, and the row is sorted.
 * Ties. Sorts do not promise an order among equal values, so a boundary that falls
   between two equal keys is left to the full sort too (it then does exactly what it did).
 
@@ -65,7 +66,7 @@ def top_p_remove(logits: torch.Tensor, p: float, head: int | None = None) -> tup
 
     The reference keeps token i when its ascending running sum, i.e. the mass of every token
     ranked at or below it, is above ``1 - p``. For the head, sorted best first, that mass is
-    ``total - (mass of the better head tokens)``."""
+    ``1 - (mass of the better head tokens)``."""
     threshold = float(torch.tensor(1.0 - p, dtype=torch.float32))   # the reference compares in float32
     # log of the softmax's denominator: a head token's probability is exp(z - lse), and the mass
     # of everything is 1 (the reference's float32 sum is 1 within ~1e-6, far inside MARGIN).
