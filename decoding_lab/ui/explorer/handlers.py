@@ -115,8 +115,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     state = {"lang": ctx.lang_state, "session": ui.session, "started": ui.started, "log_y": ui.log_y}
     controls = {"model": ui.model, "hub_id": ui.hub, "prompt": ui.prompt, "chat": ui.chat,
                 **{k: ui.settings[k] for k in SETTING_KEYS}, "top_n": ui.top_n}
-    views_out = view_components(ui)   # the share link is one of them (``views.share_query``)
-    out = views_out
+    views_out = view_components(ui)   # every view, the share link included (``views.share_query``)
 
     def model_job(fn: Callable, extra: dict[str, Any] | None = None, with_controls: bool = True) -> tuple:
         """(handler, inputs): ``fn`` on named inputs, user errors as toasts, in a job slot of the tab."""
@@ -262,15 +261,15 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     onboarding.wire(ctx.page, ui.onboard, (*model_job(on_show_cut, with_controls=False), fill_outputs(ui)))
     busy = {"concurrency_id": "model", "show_progress": "minimal"}
     ev: dict[str, Any] = {}
-    ev["step"] = ui.step.click(*model_job(on_step), out, api_name="explorer_step", **busy)
-    ev["step_n"] = ui.step_n.click(*model_job(on_step_n, {"n": ui.n_steps}), out, api_name="explorer_step_n", **busy)
-    ev["play"] = ui.play.click(*model_job(on_play), out, api_name="explorer_play", **busy)
+    ev["step"] = ui.step.click(*model_job(on_step), views_out, api_name="explorer_step", **busy)
+    ev["step_n"] = ui.step_n.click(*model_job(on_step_n, {"n": ui.n_steps}), views_out, api_name="explorer_step_n", **busy)
+    ev["play"] = ui.play.click(*model_job(on_play), views_out, api_name="explorer_play", **busy)
     # Stop cancels the stream, then redraws everything from the session (the stream only
     # sent text between its chart updates).
     redraw_inputs, redraw_names = inputs_of(state)
     ev["stop"] = ui.stop.click(None, None, None, cancels=[ev["play"], ev["step_n"]], api_visibility="private").then(
         named(on_redraw, redraw_names), redraw_inputs, views_out, api_name="explorer_redraw", show_progress="hidden")
-    ev["reset"] = ui.reset.click(*model_job(on_reset), out, api_name="explorer_reset", concurrency_id="model",
+    ev["reset"] = ui.reset.click(*model_job(on_reset), views_out, api_name="explorer_reset", concurrency_id="model",
                                  cancels=[ev["play"], ev["step_n"]])
     ev["force"] = ui.force.click(*model_job(on_force, {"token_id": ui.candidates}), views_out,
                                  api_name="explorer_force", **busy)

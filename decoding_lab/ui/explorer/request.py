@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from decoding_lab import stats
@@ -35,7 +34,6 @@ class ExplorerRequest:
     chat: str                       # "chat" or "raw"
     settings: SamplingSettings
     top_n: int
-    controls: Mapping[str, Any]     # the settings controls as sent (for the share link)
 
     @classmethod
     def from_inputs(cls, v: Mapping[str, Any]) -> "ExplorerRequest":
@@ -47,7 +45,7 @@ class ExplorerRequest:
         controls = {k: v[k] for k in SETTING_KEYS}
         return cls(lang=v.get("lang") or "en", model_name=(v["hub_id"] or "").strip() or (v["model"] or ""),
                    prompt=v["prompt"] or "", chat=chat, settings=settings_from_values(controls),
-                   top_n=int(top_n), controls=MappingProxyType(controls))
+                   top_n=int(top_n))
 
     @property
     def model_key(self) -> str:
@@ -55,10 +53,6 @@ class ExplorerRequest:
         from decoding_lab.models import BUNDLED
         name = self.model_name.strip()
         return name.lower() if name.lower() in BUNDLED else name
-
-    def share_query(self) -> str:
-        """The query string that restores these inputs (``common.urlstate``)."""
-        return urlstate.encode(self.model_name, self.prompt, self.chat, self.controls, self.top_n, self.lang)
 
 
 @dataclass
