@@ -59,6 +59,10 @@ def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
     les = LESSONS[0]
     page.get_by_text(f"{les.number}. {les.title['en']}", exact=False).first.click()
     check = les.checks[0]
+    # the slots still hold the lesson loaded before until this one's views arrive: a click before
+    # then picks a choice of the other lesson's question
+    page.wait_for_function("document.querySelector('#lesson-question-0').innerText.includes("
+                           f"{check.question['en'][:40]!r})")
     total = sum(len(x.checks) for x in LESSONS)
     wrong = next(i for i in range(len(check.choices)) if i != check.answer)
     before = page.evaluate("document.querySelector('#lesson-progress').innerText")
