@@ -99,3 +99,73 @@ def test_a_bad_link_says_what_it_skipped(browser, app_url):
         assert float(page.input_value("#top-p input[type=number]")) == 1.0   # the default, not 7
     finally:
         ctx.close()
+
+
+def test_every_tab_s_setup_travels_in_the_link(browser, app_url):
+    """Compare's columns, Beam's settings, Grammar's own grammar, the Temperature-0 paths and the
+    Many-samples view go into the address bar as they are changed, and a fresh tab opened on the
+    copied link shows them."""
+    import json
+    ctx, page = fresh(browser, app_url)
+    try:
+        page.click("#tab-compare-button")
+        page.fill("#cmp-prompt textarea", "Write a haiku about rain.")
+        page.fill("#cmp2-temperature input[type=number]", "1.1")
+        page.press("#cmp2-temperature input[type=number]", "Tab")
+        page.click("#tab-beam-button")
+        page.fill("#beam-alpha input", "2")
+        page.press("#beam-alpha input", "Tab")
+        page.click("#tab-grammar-button")
+        page.click("#grammar-kind input[value='regex']")
+        page.wait_for_function("!document.querySelector('#grammar-text textarea').disabled")
+        page.fill("#grammar-text textarea", "(yes|no)")
+        page.fill("#grammar-prompt textarea", "Is the sky blue? Answer yes or no.")
+        page.click("#tab-determinism-button")
+        page.fill("#det-prompt textarea", "Name three rivers.")
+        page.click("#tab-multisample-button")
+        page.wait_for_function("location.search.includes('determinism=')")
+        q = query(page)
+        assert json.loads(q["compare"]) == {"prompt": "Write a haiku about rain.", "c3.temperature": 1.1}
+        assert json.loads(q["beam"]) == {"alpha": 2}
+        assert json.loads(q["grammar"]) == {"kind": "regex", "grammar": "(yes|no)",
+                                            "prompt": "Is the sky blue? Answer yes or no."}
+        assert json.loads(q["determinism"]) == {"prompt": "Name three rivers."}
+        assert q["tab"] == "multisample"
+        link = page.url
+    finally:
+        ctx.close()
+    ctx, page = fresh(browser, link)
+    try:
+        page.wait_for_function(f"{SELECTED} === 'tab-multisample-button'")
+        page.click("#tab-compare-button")
+        assert page.input_value("#cmp-prompt textarea") == "Write a haiku about rain."
+        assert float(page.input_value("#cmp2-temperature input[type=number]")) == 1.1
+        page.click("#tab-beam-button")
+        assert float(page.input_value("#beam-alpha input")) == 2
+        page.click("#tab-grammar-button")
+        assert page.input_value("#grammar-text textarea") == "(yes|no)"
+        assert not page.evaluate("document.querySelector('#grammar-text textarea').disabled")  # editable, as typed
+        assert page.input_value("#grammar-prompt textarea") == "Is the sky blue? Answer yes or no."
+        page.click("#tab-determinism-button")
+        assert page.input_value("#det-prompt textarea") == "Name three rivers."
+        assert not page.query_selector(".toast-body.error")
+        page.screenshot(path=str(SHOTS / "link_tab_setups.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_bad_tab_setup_in_a_link_is_refused_by_name(browser, app_url):
+    """A value no person could set at the control (a temperature of -3, a choice that does not
+    exist) is skipped with a note naming it; the rest of the setup is restored."""
+    import json
+    bad = {"prompt": "kept", "c3.temperature": -3, "c1.strategy": "telepathy", "nonsense": 1}
+    ctx, page = fresh(browser, app_url + "?" + urlencode({"tab": "compare", "compare": json.dumps(bad)}))
+    try:
+        page.wait_for_function(f"{SELECTED} === 'tab-compare-button'")
+        page.wait_for_function("document.body.innerText.includes('c3.temperature')")
+        text = page.inner_text("body")
+        assert "telepathy" in text and "nonsense" in text
+        assert page.input_value("#cmp-prompt textarea") == "kept"
+        assert float(page.input_value("#cmp2-temperature input[type=number]")) == 0.8   # its default
+    finally:
+        ctx.close()

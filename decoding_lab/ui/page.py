@@ -18,7 +18,7 @@ from typing import Any
 import gradio as gr
 
 from decoding_lab.ui import beam, compare, determinism, explorer, grammar, lessons, multisample
-from decoding_lab.ui.common import urlstate
+from decoding_lab.ui.common import tablink, urlstate
 from decoding_lab.ui.common.errors import guarded, plain
 from decoding_lab.ui.common.i18n import LANGS, norm_lang, t
 from decoding_lab.ui.common.sessions import SessionJobs, gated
@@ -38,7 +38,7 @@ HEAD = """
 // steps, forced tokens); the page adds the tab, the lesson and its screen. Each writer keeps
 // the other's keys.
 (function () {
-  const PAGE = ['tab', 'lesson', 'screen'];
+  const PAGE = PAGE_KEYS;
   function write(params) {
     const q = params.toString();
     history.replaceState(null, '', q ? '?' + q : location.pathname);
@@ -98,6 +98,11 @@ HEAD = """
 </script>
 """
 
+#: Keys the page writes beside the Explorer's run: the tab, the lesson and its screen, and each
+#: tab's setup under the tab's id (``common.tablink``).
+PAGE_KEYS = (*urlstate.PAGE_KEYS, *(name for name, _ in TABS if name not in ("explorer", "lessons")))
+HEAD = HEAD.replace("PAGE_KEYS", "[" + ", ".join(f"'{k}'" for k in PAGE_KEYS) + "]")
+
 # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
 # The Lessons tab also puts its lesson and screen back into the address bar.
 TAB_JS = """() => { window.dlSetPage({tab: 'TAB'});
@@ -154,6 +159,9 @@ def build_demo(lang: str = "en") -> gr.Blocks:
         _wire_language(tabs, L, lang_state, lang_radio)
         _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs)
         _wire_share_link(demo, tabs, tabs_comp, lang_radio)
+        for name, tab in tabs.items():   # each tab's setup follows the visitor into the address bar
+            if tab.link:
+                tablink.wire_writer(name, tab.link)
     demo.launch_kwargs = launch_kwargs()  # type: ignore[attr-defined]
     return demo
 
@@ -219,6 +227,7 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
     def on_load(request: gr.Request):
         params = dict(request.query_params) if request is not None else {}
         values, notes = urlstate.decode(params)
+        values_lang = values.get("lang", "en")
         out: dict[Any, Any] = {ex.hub: gr.update()}  # never empty: gradio reads {} as one value
         if values.get("model"):
             from decoding_lab.models import BUNDLED
@@ -241,14 +250,22 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
             out[ex.replay] = f"{urlencode(run)}&nonce={secrets.token_hex(4)}"
         if lesson_link is not None:   # always set: it is also what restores this browser's progress
             out[lesson_link] = f"{params.get('lesson', '')}:{params.get('screen', '')}:{secrets.token_hex(4)}"
+        for name, tab in tabs.items():   # each tab's setup, ``?compare={…}``
+            if tab.link and params.get(name):
+                values, tab_notes = tablink.restore(name, tab.link, str(params[name]))
+                notes += tab_notes
+                out.update({tab.link[k]: v for k, v in values.items()})
+                if tab.link_restore is not None and values:
+                    out.update(tab.link_restore(values, values_lang))
         for note in notes:
             gr.Warning(plain(note))
         if values.get("lang") and values["lang"] != "en":
             out[lang_radio] = values["lang"]  # its change event relabels the page
         return out
 
-    outputs = [ex.hub, lang_radio, tabs_comp, ex.replay, *([lesson_link] if lesson_link is not None else []),
-               *ctl.values()]
+    outputs = _unique([ex.hub, lang_radio, tabs_comp, ex.replay, *([lesson_link] if lesson_link is not None else []),
+                       *ctl.values(), *(c for tab in tabs.values() for c in (*tab.link.values(),
+                                                                              *tab.link_restore_outputs))])
     # Gradio selects the first tab as the page starts, before this event reads the address bar:
     # the tab's select handler must not rewrite the link until it has been read.
     demo.load(on_load, None, outputs, api_name="restore_from_url").then(

@@ -22,5 +22,7 @@ def build(ctx: TabContext) -> TabUI:
     return TabUI(name="beam", states=[p.result, p.by], views=[p.tree, p.table, p.status],
                  relabel=lambda lang, run, by: handlers.render(p, lang, run, by),
                  fill=lambda preset, lang: handlers.fill(p, preset, lang), fill_outputs=handlers.fill_outputs(p),
-                 events=events, parts=p)
+                 events=events, parts=p,
+                 link={"model": p.model, "prompt": p.prompt, "chat": p.chat, "beams": p.beams, "alpha": p.alpha,
+                       "early": p.early, "max_new": p.max_new, "alphas": p.alphas, "layout": p.by})
 

@@ -9,7 +9,8 @@ inside the current ``gr.Tab``, wires its events and returns a ``TabUI``:
   back through ``ctx.labels``; this is for what is drawn from state: figures, tables, texts);
 * ``fill(preset, lang) -> {component: value}``: a lesson's preset set into the tab (model,
   prompt, settings …), and ``fill_outputs``, every component ``fill`` may write;
-* ``events``: the events other parts of the page may chain or cancel.
+* ``events``: the events other parts of the page may chain or cancel;
+* ``link``: the controls a share link carries (``common.tablink``).
 
 Lesson loading is then "find the tab by name, call its ``fill``"; the page knows nothing of
 any tab's insides.
@@ -63,6 +64,12 @@ class TabUI:
     fill_outputs: list[Any] = field(default_factory=list)
     events: dict[str, Any] = field(default_factory=dict)
     parts: Any = None          # the tab's own components, for tests and for the page
+    # the controls a share link carries, by name (``common.tablink``); ``link_restore(values, lang)``
+    # adds what setting them alone does not redraw (a chart, a control's interactivity), into
+    # ``link_restore_outputs``
+    link: dict[str, Any] = field(default_factory=dict)
+    link_restore: Callable[[dict[str, Any], str], dict] | None = None
+    link_restore_outputs: list[Any] = field(default_factory=list)
     relabel_private: bool = False   # relabel reads a BrowserState: wire it as a private follow-up event
 
 

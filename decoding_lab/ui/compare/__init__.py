@@ -8,6 +8,7 @@ repetition and distinct-n, and one line per column on the entropy plot."""
 from __future__ import annotations
 
 from decoding_lab.ui.common.tab import TabContext, TabUI
+from decoding_lab.ui.common.tablink import settable
 from decoding_lab.ui.compare import handlers
 from decoding_lab.ui.compare.request import ColumnSpec, CompareRequest
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, build_layout
@@ -23,5 +24,13 @@ def build(ctx: TabContext) -> TabUI:
     return TabUI(name="compare", states=[p.results], views=[*p.outs, p.entropy, p.table],
                  relabel=lambda lang, results: handlers.relabel(p, lang, results),
                  fill=lambda preset, lang: handlers.fill(p, preset, lang), fill_outputs=handlers.fill_outputs(p),
-                 events=events, parts=p)
+                 events=events, parts=p, link=link_controls(p))
+
+
+def link_controls(p) -> dict:
+    """What a share link carries: model, prompt, format, length, columns and each column's settings."""
+    link = {"model": p.model, "prompt": p.prompt, "chat": p.chat, "max_new": p.max_new, "ncols": p.ncols}
+    for i, col in enumerate(p.cols):
+        link.update({f"c{i + 1}.{k}": comp for k, comp in col.items() if settable(comp)})
+    return link
 

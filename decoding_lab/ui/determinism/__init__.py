@@ -29,7 +29,7 @@ def build(ctx: TabContext) -> TabUI:
 
     return TabUI(name="determinism", states=[ui.last], views=[ui.result, ui.plot], relabel=relabel,
                  fill=lambda preset, lang: fill(picker, ui, preset, lang), fill_outputs=fill_outputs(picker, ui),
-                 events=events, parts=ui)
+                 events=events, parts=ui, link={"prompt": ui.prompt, "tokens": ui.tokens, "paths": ui.variants})
 
 
 __all__ = ["build", "GreedyRequest"]

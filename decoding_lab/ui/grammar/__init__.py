@@ -21,7 +21,7 @@ drawn from the core's records) and ``strings`` (English and Chinese, ``grammar.<
 from __future__ import annotations
 
 from decoding_lab.ui.common.tab import TabContext, TabUI
-from decoding_lab.ui.grammar.handlers import EXAMPLES, fill, fill_outputs, load_constraint, wire
+from decoding_lab.ui.grammar.handlers import EXAMPLES, fill, fill_outputs, link_restore, load_constraint, wire
 from decoding_lab.ui.grammar.layout import HEAL_PREFIX, layout, view_components
 from decoding_lab.ui.grammar.session import GrammarRequest, GrammarSession, new_session
 from decoding_lab.ui.grammar.views import compare_html, healing_views, step_views
@@ -45,7 +45,12 @@ def build(ctx: TabContext) -> TabUI:
     return TabUI(name="grammar", states=[parts.session, parts.cmp_last, parts.heal_last],
                  views=view_components(parts), relabel=relabel,
                  fill=lambda preset, lang: fill(picker, parts, preset, lang),
-                 fill_outputs=fill_outputs(picker, parts), events=events, parts=parts)
+                 fill_outputs=fill_outputs(picker, parts), events=events, parts=parts,
+                 link={"kind": parts.kind, "preset": parts.preset, "grammar": parts.text, "prompt": parts.prompt,
+                       "chat": parts.chat, "temperature": parts.temperature, "seed": parts.seed,
+                       "max_tokens": parts.max_tokens},
+                 link_restore=lambda values, lang: link_restore(parts, values),
+                 link_restore_outputs=[parts.text, parts.preset])
 
 
 __all__ = ["build", "EXAMPLES", "HEAL_PREFIX", "GrammarRequest", "GrammarSession", "load_constraint", "new_session"]

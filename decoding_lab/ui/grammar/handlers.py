@@ -100,6 +100,19 @@ def fill(picker: ModelPicker, parts: Any, preset: dict[str, Any], lang: str) -> 
     return out
 
 
+def link_restore(parts: Any, values: dict[str, Any]) -> dict:
+    """A shared link's kind made whole: a preset shows its picker and its source (read only); the
+    other kinds hide the picker and open the grammar box for editing, holding the link's grammar."""
+    kind = values.get("kind")
+    if kind is None:
+        return {}
+    if kind == "preset":
+        return {parts.text: gr.update(value=preset_source(values.get("preset") or DEFAULT_PRESET), interactive=False),
+                parts.preset: gr.update(visible=True)}
+    text = values.get("grammar", EXAMPLES.get(kind, ("", ""))[0])
+    return {parts.text: gr.update(value=text, interactive=True), parts.preset: gr.update(visible=False)}
+
+
 def fill_outputs(picker: ModelPicker, parts: Any) -> list:
     return [picker.model, picker.hub, picker.chat, *picker.settings.values(), parts.kind, parts.preset, parts.text,
             parts.prompt]

@@ -35,4 +35,8 @@ def build(ctx: TabContext) -> TabUI:
         fill_outputs=list(ui.tilt.controls.values()),
         events=events,
         parts=ui,
+        link={"file": ui.file, "k": ui.k, "metric": ui.metric, "trunc": ui.trunc,
+              **{f"tilt.{k}": c for k, c in ui.tilt.controls.items()}},
+        link_restore=lambda values, lang: handlers.link_restore(ui, values, lang),
+        link_restore_outputs=handlers.sweep_outputs(ui),
     )

@@ -12,7 +12,7 @@ import gradio as gr
 
 from decoding_lab.errors import UserError
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.errors import guarded, plain
 from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.multisample import ctd, tilt, tilt_views
 from decoding_lab.ui.multisample.data import bad_file, file_names
@@ -101,6 +101,23 @@ def fill(ui: SimpleNamespace, preset: dict[str, Any], lang: str = "en") -> dict:
     if preset.get("tilt"):
         return tilt.fill(ui.tilt, dict(preset["tilt"]))
     return {}
+
+
+def link_restore(ui: SimpleNamespace, values: dict[str, Any], lang: str) -> dict:
+    """A shared link's sweep view drawn (the dropdowns alone redraw only when a person picks):
+    the link's file, k, metric and truncation over the controls' defaults."""
+    picked = {k: values[k] for k in ("file", "k", "metric", "trunc") if k in values}
+    if not picked:
+        return {}
+    base = {"file": ui.file.value, "k": ui.k.value, "metric": ui.metric.value, "trunc": ui.trunc.value}
+    v = {**base, **picked}
+    try:
+        req = ShowRequest.from_inputs({"lang": lang, "file": v["file"], "k": v["k"], "metric": v["metric"],
+                                       "trunc": v["trunc"]})
+    except UserError as e:
+        gr.Warning(plain(str(e)))
+        return {}
+    return render(ui, req.lang, req.view())
 
 
 def wire(ui: SimpleNamespace, lang_state: Any, jobs: Any = None) -> dict[str, Any]:
