@@ -12,7 +12,11 @@ import json
 
 import pytest
 from gradio_client import Client
-from gradio_client.exceptions import AppError
+from gradio_client.exceptions import AppError, ValidationError
+
+#: A refused call: by the handler (an error event) or, for a value a control holds, by the
+#: event's validator before the event runs (the same message, beside the control in a browser).
+REFUSED = (AppError, ValidationError)
 
 from conftest_app import explorer_args
 from decoding_lab.settings import SamplingSettings
@@ -86,7 +90,7 @@ def test_sessions_are_independent(app_url):
 def test_bad_settings_keep_the_session(client, overrides, match):
     step(client)
     step(client)
-    with pytest.raises(AppError, match=match):
+    with pytest.raises(REFUSED, match=match):
         step(client, **overrides)
     r = step(client)  # the server is up and the two earlier steps are still there
     assert len(r["table"]["data"]) == 3
@@ -145,7 +149,7 @@ def test_language_switch_translates_messages(client):
     r = step(client)
     assert "第 0 步" in r["status"]
     assert "第 0 步" in plot(r["dist"])["layout"]["title"]["text"]
-    with pytest.raises(AppError, match="输入无效.*top-p"):
+    with pytest.raises(REFUSED, match="输入无效.*top-p"):
         step(client, top_p=0.0)
     client.predict("en", api_name="/set_language")
     assert "Step 1" in step(client)["status"]
@@ -263,7 +267,7 @@ def test_llama_cpp_samplers_step_in_the_app(client, smollm):
 
 
 def test_fractional_and_boolean_integers_are_refused(client):
-    with pytest.raises(AppError, match="whole number"):
+    with pytest.raises(REFUSED, match="whole number"):
         client.predict(**explorer_args(top_k=1.5), api_name="/explorer_step")
     assert len(step(client)["table"]["data"]) == 1       # the refused step left nothing behind
     from decoding_lab.errors import SettingsError

@@ -31,7 +31,8 @@ GRAMMAR_ARGS = {"model": "smollm2-135m-instruct", "hub_id": "", "kind": "preset"
 def raw_call(url: str, api_name: str, values: dict[str, Any], session_hash: str | None = None,
              timeout: float = 120.0) -> tuple[bool, Any]:
     """One event through gradio's queue with a hand-made JSON body (NaN and Infinity as JSON
-    literals, lone surrogates as ``\\udcxx`` escapes). Returns (success, output data or error text)."""
+    literals, lone surrogates as ``\\udcxx`` escapes). Returns (success, output data or error text). A refusal comes from the handler (an error event) or
+    from the event's validator before the event is queued (HTTP 422, naming each field)."""
     info = httpx.get(url + "gradio_api/info", timeout=30).json()["named_endpoints"]["/" + api_name]
     config = httpx.get(url + "config", timeout=30).json()
     dep = next(d for d in config["dependencies"] if d.get("api_name") == api_name)
@@ -49,6 +50,9 @@ def raw_call(url: str, api_name: str, values: dict[str, Any], session_hash: str 
                        "trigger_id": None})  # json.dumps writes NaN / Infinity and escapes surrogates
     with httpx.Client(base_url=url, timeout=timeout) as http:
         r = http.post("gradio_api/queue/join", content=body, headers={"content-type": "application/json"})
+        if r.status_code == 422:   # refused by the event's validator, before it ran: its messages
+            return False, "; ".join(f"{d.get('parameter_name')}: {d.get('message')}" for d in r.json()["detail"]
+                                    if d.get("is_valid") is False)
         r.raise_for_status()
         event_id = r.json()["event_id"]
         with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session_hash}) as stream:

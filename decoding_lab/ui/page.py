@@ -77,6 +77,15 @@ HEAD = """
     }
   }, true);
 })();
+// A slider's number box clamps a typed value into its range when it loses focus: 1.5 typed for
+// top-p would silently become 1 (off). The box keeps what was typed instead, and the value goes
+// to the page's checks, which refuse it beside the control (``common.validate``).
+document.addEventListener('blur', function (e) {
+  const box = e.target;
+  if (!box || !box.matches || !box.matches('input[type=number][data-testid=number-input]')) return;
+  const v = parseFloat(box.value), lo = parseFloat(box.min), hi = parseFloat(box.max);
+  if (isFinite(v) && ((isFinite(lo) && v < lo) || (isFinite(hi) && v > hi))) e.stopImmediatePropagation();
+}, true);
 // Clicking a bar of the distribution chart forces that token (a new branch).
 (function () {
   function attach() {

@@ -44,6 +44,28 @@ class CheckedNumber(gr.Number):
         return payload
 
 
+# The same for a choice: gradio refuses a value that is not among a dropdown's or radio's
+# choices while it reads the inputs, before an event's validator runs, and answers an API caller
+# with a bare "400 Bad Request". These hand the value on; the event's validator and the handler
+# check it against the choices (``validate.choice_check``) and name it.
+class CheckedDropdown(gr.Dropdown):
+    """``gr.Dropdown`` whose value reaches the validator and the handler unchecked."""
+
+    is_template = True
+
+    def preprocess(self, payload: Any) -> Any:
+        return payload
+
+
+class CheckedRadio(gr.Radio):
+    """``gr.Radio`` whose value reaches the validator and the handler unchecked."""
+
+    is_template = True
+
+    def preprocess(self, payload: Any) -> Any:
+        return payload
+
+
 def elem_id(p: Param, prefix: str = "") -> str:
     """``top-p`` for a stage's first knob (the stage's own name), ``xtc-threshold`` for the others."""
     first = bool(p.stage) and params_of(p.stage)[0] is p

@@ -37,11 +37,41 @@ def plain(text: Any) -> str:
     return _TAG_START.sub("&lt;", line)
 
 
+#: The core's refusals of a value (``params.check_number`` and the order checks) in Chinese; the
+#: names in them (top-p, min-p …) are the settings' names in both languages. A message of any
+#: other shape stays as the core wrote it.
+_ZH_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(a), b) for a, b in (
+    (r"^(.+?) must be a number, got (.+)$", r"\1 必须是数字，收到的是 \2"),
+    (r"^(.+?) must be finite, got (.+)$", r"\1 必须是有限的数，收到的是 \2"),
+    (r"^(.+?) must be a whole number, got (.+)$", r"\1 必须是整数，收到的是 \2"),
+    (r"^(.+?) must be (>=|<=|>|<) (\S+), got (.+)$", r"\1 必须 \2 \3，收到的是 \4"),
+    (r"^(.+?) must be true or false, got (.+)$", r"\1 只能是 true 或 false，收到的是 \2"),
+    (r"^(.+?) is empty: give a number$", r"\1 为空：请填一个数"),
+    (r"^unknown stage (.+?); known stages: (.+)$", r"未知的阶段 \1；已知的阶段：\2"),
+    (r"^stage order names (.+) more than once$", r"阶段顺序里 \1 出现了不止一次"),
+))
+
+
+def localised(text: str, lang: str) -> str:
+    """A core message in the visitor's language, where its shape is a known one.
+
+        >>> localised("top-p must be <= 1, got 1.5", "zh")
+        'top-p 必须 <= 1，收到的是 1.5'
+    """
+    if not str(lang).startswith("zh"):
+        return text
+    for pattern, repl in _ZH_MESSAGES:
+        if pattern.match(text):
+            return pattern.sub(repl, text, count=1)
+    return text
+
+
 def user_error(lang: str, exc: BaseException) -> gr.Error:
     """A clear, translated, escaped error for the toast; the session's state is left as it was."""
     from decoding_lab.models import ModelError
     key = "model_error" if isinstance(exc, ModelError) else "bad_input"
-    return gr.Error(t(lang, key, msg=plain(exc) or type(exc).__name__), title=t(lang, "error"), print_exception=False)
+    msg = plain(localised(str(exc), lang)) or type(exc).__name__
+    return gr.Error(t(lang, key, msg=msg), title=t(lang, "error"), print_exception=False)
 
 
 def warn(text: str) -> None:

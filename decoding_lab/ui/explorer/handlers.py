@@ -23,13 +23,23 @@ from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, number_input, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
+from decoding_lab.ui.common.controls import model_names
+from decoding_lab.ui.common.validate import check_choice, choice_check, number_check, settings_checks, validator, watch
 from decoding_lab.ui.explorer import engines, onboarding
 from decoding_lab.ui.explorer.busy import calm_when_busy
-from decoding_lab.ui.explorer.request import ExplorerRequest, ExplorerSession, new_session, session_for
+from decoding_lab.ui.explorer.request import TOP_N_RANGE, ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
 FULL_EVERY = 1.0  # seconds between full redraws while playing
 LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
+
+
+#: What the step-like events check beside each control before they run (``common.validate``).
+CHECKS = {**settings_checks(), "top_n": number_check("top-N", *TOP_N_RANGE, integer=True),
+          "n": number_check("N", 1, 1024, integer=True), "chat": choice_check("prompt format", lambda: ("chat", "raw")),
+          "order_preset": choice_check("stage order", lambda: (*PRESET_ORDERS, CUSTOM)),
+          "model": lambda model, v: (model if isinstance(v.get("hub_id"), str) and v["hub_id"].strip()
+                                     else check_choice("model", model, model_names()))}
 
 
 def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool = False,
@@ -121,6 +131,14 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
         """(handler, inputs): ``fn`` on named inputs, user errors as toasts, in a job slot of the tab."""
         inputs, names = inputs_of({**state, **(controls if with_controls else {}), **(extra or {})})
         return calm_when_busy(gated(named(guarded(gpu(fn)), names), ctx.jobs), ui.status), inputs
+
+    def checked(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A bad setting is refused beside its control before the event runs (``common.validate``).
+        Not for the forcing events: gradio reads their candidate list (a choice per session)
+        before a validator runs and would answer a stale choice with a bare HTTP 400; their
+        handler checks the same settings."""
+        _, names = inputs_of({**state, **controls, **(extra or {})})
+        return {"validator": validator(names, CHECKS)}
 
     def on_reset(v: dict) -> dict:
         req = ExplorerRequest.from_inputs(v)
@@ -261,16 +279,17 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     onboarding.wire(ctx.page, ui.onboard, (*model_job(on_show_cut, with_controls=False), fill_outputs(ui)))
     busy = {"concurrency_id": "model", "show_progress": "minimal"}
     ev: dict[str, Any] = {}
-    ev["step"] = ui.step.click(*model_job(on_step), views_out, api_name="explorer_step", **busy)
-    ev["step_n"] = ui.step_n.click(*model_job(on_step_n, {"n": ui.n_steps}), views_out, api_name="explorer_step_n", **busy)
-    ev["play"] = ui.play.click(*model_job(on_play), views_out, api_name="explorer_play", **busy)
+    ev["step"] = ui.step.click(*model_job(on_step), views_out, api_name="explorer_step", **busy, **checked())
+    ev["step_n"] = ui.step_n.click(*model_job(on_step_n, {"n": ui.n_steps}), views_out, api_name="explorer_step_n", **busy,
+                                   **checked({"n": ui.n_steps}))
+    ev["play"] = ui.play.click(*model_job(on_play), views_out, api_name="explorer_play", **busy, **checked())
     # Stop cancels the stream, then redraws everything from the session (the stream only
     # sent text between its chart updates).
     redraw_inputs, redraw_names = inputs_of(state)
     ev["stop"] = ui.stop.click(None, None, None, cancels=[ev["play"], ev["step_n"]], api_visibility="private").then(
         named(on_redraw, redraw_names), redraw_inputs, views_out, api_name="explorer_redraw", show_progress="hidden")
     ev["reset"] = ui.reset.click(*model_job(on_reset), views_out, api_name="explorer_reset", concurrency_id="model",
-                                 cancels=[ev["play"], ev["step_n"]])
+                                 cancels=[ev["play"], ev["step_n"]], **checked())
     ev["force"] = ui.force.click(*model_job(on_force, {"token_id": ui.candidates}), views_out,
                                  api_name="explorer_force", **busy)
     ev["force_click"] = ui.click_force.click(*model_job(on_force, {"token_id": ui.click_token}), views_out,
@@ -292,6 +311,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
                                                            [ui.settings["custom_order"]], [ui.settings["order_preset"]],
                                                            api_name="explorer_custom_order")
     ev["engine_defaults"] = engines.wire(ui, ctx.lang_state)
+    ev["watch"] = watch(ctx.lang_state, {**controls, "n": ui.n_steps}, CHECKS)
     # A shared link with steps: the page writes them into the hidden ``replay`` box after it has
     # set the controls; replaying is a model job like any Step.
     ev["replay"] = ui.replay.change(*model_job(on_replay, {"replay": ui.replay}), [*views_out, ui.replay],

@@ -14,8 +14,8 @@ import gradio as gr
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common import plots
-from decoding_lab.ui.common.controls import (CheckedNumber, CheckedSlider, any_hub_id_allowed,  # noqa: F401
-                                             chat_choices, group_keys, model_names, param_control)
+from decoding_lab.ui.common.controls import (CheckedDropdown, CheckedNumber, CheckedRadio,  # noqa: F401
+                                             CheckedSlider, any_hub_id_allowed, chat_choices, group_keys, model_names, param_control)
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
@@ -48,7 +48,7 @@ def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str,
         L(acc_llama, "llama_box")
         pairs(group_keys("llama"))
     with gr.Row():
-        c["order_preset"] = L(gr.Dropdown(order_choices(lang), value=DEFAULTS["order_preset"],
+        c["order_preset"] = L(CheckedDropdown(order_choices(lang), value=DEFAULTS["order_preset"],
                                           label=t(lang, "order_preset"), info=t(lang, "order_preset_info"),
                                           elem_id=f"{prefix}order-preset"), "order_preset", "choices", order_choices)
         c["seed"] = param_control(PARAMS["seed"], L, lang, prefix=prefix, info=None)
@@ -71,14 +71,14 @@ def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
         with gr.Column(scale=1, min_width=330, elem_classes=["controls"], elem_id="explorer-controls"):
             with gr.Accordion(t(lang, "model_box"), open=True) as acc:
                 L(acc, "model_box")
-                ui.model = L(gr.Dropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
+                ui.model = L(CheckedDropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
                                          allow_custom_value=False), "model")
                 # A public deployment lists its allowed Hub models in the dropdown: no free-text box.
                 ui.hub = L(gr.Textbox("", label=t(lang, "hub_id"), info=t(lang, "hub_id_info"), elem_id="hub-id",
                                       max_lines=1, visible=any_hub_id_allowed()), "hub_id")
                 ui.prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=3,
                                          elem_id="prompt"), "prompt")
-                ui.chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="chat-mode"),
+                ui.chat = L(CheckedRadio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="chat-mode"),
                             "chat", "choices", chat_choices)
             with gr.Accordion(t(lang, "stages_box"), open=True) as acc2:
                 L(acc2, "stages_box")

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from decoding_lab import stats
-from decoding_lab.settings import SamplingSettings
+from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import Stepper
 from decoding_lab.ui.common import urlstate
 from decoding_lab.ui.common.session import Session
-from decoding_lab.ui.common.state import SETTING_KEYS, number_input, settings_from_values
+from decoding_lab.ui.common.controls import model_names
+from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, number_input, settings_from_values
+from decoding_lab.ui.common.validate import check_choice
 
 #: The API parameter names of every step-like endpoint, after the two (invisible) states.
 CONTROL_NAMES: tuple[str, ...] = ("model", "hub_id", "prompt", "chat", *SETTING_KEYS, "top_n")
@@ -40,10 +42,14 @@ class ExplorerRequest:
         """Named inputs -> a validated request (raises ``SettingsError``, a ``UserError``)."""
         chat = v["chat"]
         top_n = number_input("top-N", v["top_n"], *TOP_N_RANGE, integer=True)   # text, NaN, 1.5: one line
-        if chat not in ("chat", "raw"):
-            raise SettingsError(f"prompt format must be 'chat' or 'raw', got {chat!r}")
+        if not isinstance(chat, str) or chat not in ("chat", "raw"):
+            raise SettingsError(f"prompt format must be 'chat' or 'raw', got {chat!r:.40}")
+        hub = v["hub_id"] if isinstance(v["hub_id"], str) else ""
+        if not hub.strip():   # the list's choice (the Hub box, when shown, overrides it)
+            check_choice("model", v["model"], model_names())
+        check_choice("stage order", v.get("order_preset") or "transformers", [*PRESET_ORDERS, CUSTOM])
         controls = {k: v[k] for k in SETTING_KEYS}
-        return cls(lang=v.get("lang") or "en", model_name=(v["hub_id"] or "").strip() or (v["model"] or ""),
+        return cls(lang=v.get("lang") or "en", model_name=hub.strip() or (v["model"] or ""),
                    prompt=v["prompt"] or "", chat=chat, settings=settings_from_values(controls),
                    top_n=int(top_n))
 

@@ -1,0 +1,107 @@
+"""Refuse a bad value at the control that holds it, before the event runs.
+
+Gradio runs an event's ``validator`` on its inputs first; each ``gr.validate(False, message)``
+it returns is painted beside that input (a red line under the box, the box outlined), and the
+event does not run, so no output is marked with an error and nothing the visitor had is lost.
+The checks are the ones the handlers themselves apply (the parameter table's ``check``,
+``state.number_input``), so a value the page refuses here is refused with the same words by
+the handler when it comes from the API, where a validator is answered as a plain refusal.
+
+    >>> v = validator(["lang", "top_p"], settings_checks())
+    >>> [r["is_valid"] for r in v("en", 0.9)], v("en", 1.5)[1]["message"]
+    ([True, True], 'Invalid input: top-p must be <= 1, got 1.5')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import gradio as gr
+
+from decoding_lab.errors import SettingsError, UserError
+from decoding_lab.params import PARAMS
+from decoding_lab.ui.common.errors import localised, plain
+from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.state import CUSTOM, as_number, number_input
+
+#: name -> check(value, all values by name); raises a ``UserError`` that names the value
+Check = Callable[[Any, Mapping[str, Any]], Any]
+
+
+def check_choice(label: str, value: Any, choices: Sequence[Any]) -> Any:
+    """``value`` if it is one of ``choices`` (plain values, or (label, value) pairs), else a
+    ``SettingsError`` that names the field and lists what it can be."""
+    values = [c[1] if isinstance(c, (tuple, list)) else c for c in choices]
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value in values:
+        return value
+    raise SettingsError(f"{label} must be one of {', '.join(map(str, values))[:200]}; got {str(value)[:40]!r}")
+
+
+def param_check(key: str) -> Check:
+    """A row of the parameter table, as the handlers read it (``state.as_number``)."""
+    return lambda value, _values: PARAMS[key].check(as_number(key, value))
+
+
+def _order_check(value: Any, values: Mapping[str, Any]) -> Any:
+    if (values.get("order_preset") or "") != CUSTOM:
+        return value
+    from decoding_lab.settings import SamplingSettings
+    return SamplingSettings(order=str(value or "")).order_names
+
+
+def settings_checks() -> dict[str, Check]:
+    """Every decoding setting under its control name, the custom stage order included."""
+    return {**{k: param_check(k) for k in PARAMS}, "custom_order": _order_check}
+
+
+def choice_check(label: str, choices: Callable[[], Sequence[Any]]) -> Check:
+    """A dropdown's or radio's value must be one of its choices (``controls.CheckedDropdown``)."""
+    def check(value: Any, _values: Mapping[str, Any]) -> Any:
+        return check_choice(label, value, choices())
+    return check
+
+
+def number_check(label: str, lo: float | None = None, hi: float | None = None, integer: bool = False) -> Check:
+    """A tab's own number control (``state.number_input``)."""
+    return lambda value, _values: number_input(label, value, lo, hi, integer=integer)
+
+
+def validator(names: Sequence[str], checks: Mapping[str, Check]) -> Callable[..., list[dict]]:
+    """The event's validator: its arguments are the event's inputs, in the order of ``names``;
+    each input with a check gets its verdict (in the visitor's language, from ``lang``)."""
+    names = list(names)
+
+    def validate(*args: Any) -> list[dict]:
+        values = dict(zip(names, args))
+        lang = values.get("lang") if isinstance(values.get("lang"), str) else "en"
+        out = []
+        for name in names:
+            check = checks.get(name)
+            try:
+                if check is not None:
+                    check(values[name], values)
+                out.append(gr.validate(True, ""))
+            except UserError as e:
+                out.append(gr.validate(False, t(lang, "bad_input", msg=plain(localised(str(e), lang)))))
+        return out
+
+    return validate
+
+
+def _checked_nothing(*_values: Any) -> None:
+    """The watch event's own work: none (its validator is the point)."""
+    return None
+
+
+def watch(lang_state: Any, controls: Mapping[str, Any], checks: Mapping[str, Check]) -> Any:
+    """Check the controls as the visitor changes them: a value out of range is marked beside its
+    control at once, not only when a run is asked for (and the mark goes when it is fixed). One
+    private event for all of them; each change sends every control's value, so a check that
+    reads another control (the custom order reads the preset) sees it."""
+    watched = [c for name, c in controls.items() if name in checks]
+    if not watched:
+        return None
+    names = ["lang", *controls]
+    return gr.on([c.input for c in watched], _checked_nothing, [lang_state, *controls.values()], None,
+                 validator=validator(names, checks), trigger_mode="always_last", show_progress="hidden",
+                 api_visibility="private", concurrency_limit=None)

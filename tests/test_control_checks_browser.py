@@ -1,0 +1,55 @@
+"""A bad value is refused at its control, in a real browser: typed out of range, it is neither
+clamped nor run; the message stands beside that control (in the visitor's language), no other
+block is marked with an error, and fixing the value clears it. Screenshots go to /tmp/shots/."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest_app import SHOTS, open_page
+
+pytestmark = pytest.mark.browser
+
+TOKENS = "document.querySelectorAll('#generated-text .gen-tok').length"
+ERROR_BLOCKS = "[...document.querySelectorAll('.error')].length"
+
+
+def message_at(page, elem_id: str) -> str:
+    return page.evaluate(f"(document.querySelector('#{elem_id} .validation-error') || {{innerText: ''}}).innerText")
+
+
+@pytest.mark.parametrize("lang, says", [("en", "top-p must be <= 1, got 1.5"), ("zh", "top-p 必须 <= 1，收到的是 1.5")])
+def test_an_out_of_range_value_is_refused_beside_its_control(browser, app_url, lang, says):
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
+    try:
+        if lang == "zh":   # the page relabels itself after reading the link; a relabel redraws the controls
+            page.wait_for_function("document.querySelector('#top-p').innerText.includes('核采样')")
+        box = "#top-p input[type=number]"
+        page.fill(box, "1.5")
+        page.press(box, "Tab")                      # a slider's box would clamp it to 1 here
+        page.wait_for_function(f"(document.querySelector('#top-p .validation-error') || {{}}).innerText", timeout=30_000)
+        assert page.input_value(box) == "1.5"       # what was typed stays, not a silent 1 (off)
+        assert says in message_at(page, "top-p")
+        page.click("#step-btn")                     # refused before it runs: nothing stepped, no error badges
+        page.wait_for_timeout(1500)
+        assert page.evaluate(TOKENS) == 0
+        assert page.evaluate(ERROR_BLOCKS) == 0 and not page.query_selector(".toast-body.error")
+        assert says in message_at(page, "top-p")
+        page.locator("#top-p").scroll_into_view_if_needed()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"control_refusal_{lang}.png"))
+        page.fill("#top-k input", "-3")            # a number box: the same, beside it
+        page.press("#top-k input", "Tab")
+        page.wait_for_function("(document.querySelector('#top-k .validation-error') || {}).innerText", timeout=30_000)
+        assert "-3" in message_at(page, "top-k")
+        page.fill("#top-k input", "0")
+        page.press("#top-k input", "Tab")
+        page.fill(box, "0.9")
+        page.press(box, "Tab")
+        page.wait_for_function("!document.querySelector('#top-p .validation-error') && "
+                               "!document.querySelector('#top-k .validation-error')", timeout=30_000)
+        page.click("#step-btn")                     # fixed: the step runs
+        page.wait_for_function(f"{TOKENS} >= 1", timeout=60_000)
+    finally:
+        ctx.close()
