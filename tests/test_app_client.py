@@ -186,7 +186,7 @@ def test_compare_runs_side_by_side(client):
 def test_compare_bad_column_is_a_clear_error(client):
     with pytest.raises(AppError, match="top-p"):
         client.predict(**compare_args(c1_top_p=1.5), api_name="/compare_run")
-    with pytest.raises(AppError, match="maximum"):  # the columns slider's own range check
+    with pytest.raises(AppError, match="columns must be <= 4, got 7"):  # the slider's range, checked by name
         client.predict(**compare_args(ncols=7), api_name="/compare_run")
     with pytest.raises(AppError, match="num_beams"):
         client.predict(**compare_args(c0_strategy="beam", c0_num_beams=0), api_name="/compare_run")

@@ -33,7 +33,7 @@ TASK = HasNine()
 PROBLEM = TASK.problems(1)[0]
 
 
-@pytest.mark.parametrize("bad, word", [(dict(eta=-1), "eta"), (dict(temperature=3), "temperature"),
+@pytest.mark.parametrize("bad, word", [(dict(eta=-1), "eta"), (dict(temperature=5.5), "temperature"),
                                        (dict(top_m=9), "top-m"), (dict(rollout_tokens=0), "rollout tokens"),
                                        (dict(max_new_tokens=49), "max new tokens"), (dict(seed=1.5), "seed")])
 def test_config_refuses_bad_values_by_name(bad, word):

@@ -38,9 +38,11 @@ from typing import Any, Callable, Iterator
 from decoding_lab.tasks.sets import Problem, Task
 from decoding_lab.multisample.tilt import RolloutPotential, TiltExtra, VerifierTilt
 from decoding_lab.settings import SamplingSettings
+from decoding_lab.params import PARAMS
 from decoding_lab.stages.base import check_number
 
-MAX_TOP_M, MAX_ROLLOUT, MAX_NEW_TOKENS, MAX_ETA, MAX_T = 8, 32, 48, 100.0, 2.0
+MAX_TOP_M, MAX_ROLLOUT, MAX_NEW_TOKENS, MAX_ETA = 8, 32, 48, 100.0
+MAX_T = float(PARAMS["temperature"].ui_hi)   # the app's one temperature range (the Explorer's slider)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named
+from decoding_lab.ui.common.state import number_input
+from decoding_lab.ui.common.validate import number_check, watch
+from decoding_lab.ui.beam.layout import BEAMS, MAX_NEW
 
 EARLY_STOPPING: dict[str, bool | str] = {"true": True, "false": False, "never": "never"}  # radio -> iter_beam
 MAX_ALPHAS = 8
@@ -59,8 +62,11 @@ class BeamRequest:
         early = EARLY_STOPPING.get(str(v["early_stopping"]).lower())
         if early is None:
             raise SettingsError(f"early stopping must be true, false or never, got {v['early_stopping']!r}")
-        return cls(v["model"], v["prompt"] or "", v["chat"] == "chat", int(v["num_beams"]),
-                   float(v["length_penalty"]), early, int(v["max_new_tokens"]), tuple(alphas))
+        beams = number_input("beams", v["num_beams"], *BEAMS, integer=True)
+        max_new = number_input("max new tokens", v["max_new_tokens"], *MAX_NEW, integer=True)
+        alpha = number_input("α", v["length_penalty"])
+        return cls(v["model"], v["prompt"] or "", v["chat"] == "chat", int(beams), float(alpha), early,
+                   int(max_new), tuple(alphas))
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,12 @@ def fill_outputs(p: SimpleNamespace) -> list[Any]:
 
 def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     """Wire the tab's events; returns the ones the page may chain or cancel."""
+    # α and the α list, checked beside their controls as they are typed (``common.validate``)
+    watch(ctx.lang_state, {"num_beams": p.beams, "length_penalty": p.alpha, "max_new_tokens": p.max_new,
+                           "alphas": p.alphas},
+          {"num_beams": number_check("beams", *BEAMS, integer=True), "length_penalty": number_check("α"),
+           "max_new_tokens": number_check("max new tokens", *MAX_NEW, integer=True),
+           "alphas": lambda text, _v: parse_alphas(text)})
 
     @guarded
     @gpu

@@ -12,7 +12,10 @@ from decoding_lab.ui.beam.views import empty_tree
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.tab import TabContext
-from decoding_lab.ui.common.controls import model_prompt_row
+from decoding_lab.ui.common.controls import CheckedSlider, model_prompt_row
+
+BEAMS = (1, 8)        # beams a run may keep (the slider and the request check)
+MAX_NEW = (2, 64)     # new tokens a run may write
 
 
 def layout_choices(lang: str) -> list[tuple[str, str]]:
@@ -27,11 +30,11 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     L(gr.Markdown(t(lang, "beam_intro")), "beam_intro", "value")
     p.model, p.prompt, p.chat = model_prompt_row(L, lang, "beam-", "What is the capital of France?")
     with gr.Row():
-        p.beams = L(gr.Slider(1, 8, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
+        p.beams = L(CheckedSlider(*BEAMS, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
         p.alpha = L(gr.Number(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
         p.early = L(gr.Radio([("False", "false"), ("True", "true"), ("never", "never")], value="false",
                              label=t(lang, "early_stopping"), elem_id="beam-early"), "early_stopping")
-        p.max_new = L(gr.Slider(2, 64, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
+        p.max_new = L(CheckedSlider(*MAX_NEW, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
                       "max_new_tokens")
         p.alphas = L(gr.Textbox("-1, 0, 0.5, 1, 2", label=t(lang, "beam_alphas"), elem_id="beam-alphas"),
                      "beam_alphas")

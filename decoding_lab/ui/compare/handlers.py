@@ -20,8 +20,9 @@ from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.compare import send, views
-from decoding_lab.ui.compare.request import ColumnSpec, CompareRequest
-from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY
+from decoding_lab.ui.compare.request import MAX_NEW_TOKENS, ColumnSpec, CompareRequest
+from decoding_lab.ui.common.validate import number_check, param_check, watch
+from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
 
 
 def render(p: SimpleNamespace, lang: str, results: views.Results, ncols: int) -> dict[Any, Any]:
@@ -128,6 +129,12 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
                          inputs, [*p.outs, p.entropy, p.table, p.results, p.request], api_name="compare_run",
                          concurrency_id="model", show_progress="minimal")
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
+    # each column's settings, checked beside their controls as they are typed (``common.validate``)
+    watch(ctx.lang_state, {"ncols": p.ncols, "max_new_tokens": p.max_new,
+                           **{f"c{i}_{k}": c[k] for i, c in enumerate(p.cols) for k in SETTING_COL_KEYS}},
+          {"ncols": number_check("columns", 2, MAX_COLS, integer=True),
+           "max_new_tokens": number_check("max new tokens", 1, MAX_NEW_TOKENS, integer=True),
+           **{f"c{i}_{k}": param_check(k) for i in range(len(p.cols)) for k in SETTING_COL_KEYS}})
 
     def on_ncols(v: dict[str, Any]) -> dict[Any, Any]:
         return {g: gr.update(visible=i < int(v["n"])) for i, g in enumerate(p.groups)}

@@ -12,7 +12,7 @@ import gradio as gr
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common import plots
-from decoding_lab.ui.common.controls import param_control
+from decoding_lab.ui.common.controls import CheckedSlider, param_control
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import DEFAULTS, Labels
@@ -59,9 +59,9 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
     p.model, p.prompt, p.chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
     with gr.Row():
-        p.ncols = L(gr.Slider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols"),
+        p.ncols = L(CheckedSlider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols"),
                     "cmp_columns")
-        p.max_new = L(gr.Slider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new"),
+        p.max_new = L(CheckedSlider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new"),
                       "max_new_tokens")
         p.run = L(gr.Button(t(lang, "cmp_run"), variant="primary", elem_id="cmp-run"), "cmp_run", "value")
         p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")

@@ -10,7 +10,7 @@ from typing import Any
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.common.state import as_number
+from decoding_lab.ui.common.state import as_number, number_input
 from decoding_lab.ui.compare import views
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
 
@@ -93,12 +93,8 @@ class CompareRequest:
 
     @classmethod
     def from_inputs(cls, v: dict[str, Any]) -> "CompareRequest":
-        ncols = int(v["ncols"])
-        if not 2 <= ncols <= MAX_COLS:
-            raise SettingsError(f"columns must be between 2 and {MAX_COLS}, got {ncols}")
-        max_new = v["max_new_tokens"]
-        if max_new is None or not 1 <= float(max_new) <= MAX_NEW_TOKENS:
-            raise SettingsError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new!r}")
+        ncols = int(number_input("columns", v["ncols"], 2, MAX_COLS, integer=True))
+        max_new = number_input("max new tokens", v["max_new_tokens"], 1, MAX_NEW_TOKENS, integer=True)
         columns = tuple(ColumnSpec.from_values(column_inputs(v, i)) for i in range(ncols))
         return cls(v["model"], v["prompt"] or "", v["chat"] == "chat", int(max_new), columns)
 

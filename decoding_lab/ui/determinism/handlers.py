@@ -12,7 +12,9 @@ from decoding_lab.determinism import VARIANTS, iter_variants, summarize
 from decoding_lab.errors import SettingsError
 from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.sessions import gated
-from decoding_lab.ui.common.state import as_number, values_from_settings
+from decoding_lab.ui.common.state import number_input, values_from_settings
+from decoding_lab.ui.common.validate import number_check, watch
+from decoding_lab.ui.determinism.layout import TOKENS
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
 from decoding_lab.ui.determinism.views import progress, render
 
@@ -39,13 +41,14 @@ class GreedyRequest:
         if len(chosen) < 2:
             raise SettingsError("choose at least two numerical paths to compare")
         return cls(lang=v.get("lang") or "en", model=(v.get("hub") or "").strip() or (v.get("model") or ""),
-                   chat=v.get("chat") or "", prompt=v["prompt"], tokens=int(as_number("tokens", v.get("tokens"))),
+                   chat=v.get("chat") or "", prompt=v["prompt"], tokens=int(number_input("new tokens", v.get("tokens"), *TOKENS, integer=True)),
                    variants=tuple(name for name in VARIANTS if name in chosen))
 
 
 def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     """Attach the run button; the model choice is the Explorer's (``ctx.picker``)."""
     p = ctx.picker
+    watch(ctx.lang_state, {"tokens": ui.tokens}, {"tokens": number_check("new tokens", *TOKENS, integer=True)})
 
     @guarded
     def on_run(v: dict) -> Iterator[dict]:

@@ -11,7 +11,10 @@ from decoding_lab.determinism import VARIANTS
 from decoding_lab.llamacpp import available as llamacpp_available
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
+from decoding_lab.ui.common.controls import CheckedSlider
 from decoding_lab.ui.determinism.strings import tr
+
+TOKENS = (5, 80)      # new tokens a run may write on each path (the slider and the request check)
 
 DEFAULT_PROMPT = "Write a long story about a dog named Max."
 
@@ -27,7 +30,7 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
     with gr.Row():
         ui.prompt = L(gr.Textbox(DEFAULT_PROMPT, label=tr(lang, "prompt"), lines=2, elem_id="det-prompt", scale=3),
                       "determinism.prompt")
-        ui.tokens = L(gr.Slider(5, 80, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
+        ui.tokens = L(CheckedSlider(*TOKENS, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
                       "determinism.tokens")
     on = [v for v in VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
     ui.variants = L(gr.CheckboxGroup(variant_choices(lang), value=on, label=tr(lang, "variants"),

@@ -30,8 +30,9 @@ from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
-from decoding_lab.ui.grammar.session import (DEFAULT_PRESET, GrammarRequest, GrammarSession, load_model, model_name,
-                                             new_session)
+from decoding_lab.ui.common.validate import number_check, param_check, watch
+from decoding_lab.ui.grammar.session import (DEFAULT_PRESET, STEP_TOKENS, GrammarRequest, GrammarSession, load_model,
+                                             model_name, new_session)
 from decoding_lab.ui.grammar.strings import KINDS, tr
 from decoding_lab.ui.grammar.views import compare_html, healing_views, preset_source, step_views
 
@@ -180,6 +181,10 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
         return {ui.text: gr.update(value=text, interactive=True), ui.prompt: example_or_typed(v, prompt),
                 ui.preset: gr.update(visible=False)}
 
+    # the sampling numbers, checked beside their controls as they are typed (``common.validate``)
+    watch(ctx.lang_state, {"temperature": ui.temperature, "seed": ui.seed, "max_new_tokens": ui.max_tokens},
+          {"temperature": param_check("temperature"), "seed": param_check("seed"),
+           "max_new_tokens": number_check("token budget", *STEP_TOKENS, integer=True)})
     kind_out = [ui.text, ui.prompt, ui.preset]
     inputs, names = inputs_of({"lang": ctx.lang_state, "kind": ui.kind, "preset": ui.preset, "prompt": ui.prompt})
     events = {"kind": ui.kind.input(named(on_kind, names), inputs, kind_out, api_name="grammar_kind")}

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from decoding_lab.grammar import PRESETS, preset_prompt
+from decoding_lab.params import PARAMS
 from decoding_lab.ui.common.controls import CheckedNumber, CheckedSlider
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
@@ -43,7 +44,8 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
             ui.chat = label(gr.Radio(chat_choices(lang), value="chat", label=tr(lang, "chat"), elem_id="grammar-chat"),
                             "chat", "choices", chat_choices)
             with gr.Row():
-                ui.temperature = label(CheckedSlider(0.0, 2.0, value=0.7, step=0.05, label=tr(lang, "temperature"),
+                ui.temperature = label(CheckedSlider(*PARAMS["temperature"].slider_range, value=0.7, step=0.05,
+                                                     label=tr(lang, "temperature"),
                                                      info=tr(lang, "temperature_info"),
                                                      elem_id="grammar-temperature"), "temperature")
                 ui.seed = label(CheckedNumber(0, step=1, label=tr(lang, "seed"), elem_id="grammar-seed",

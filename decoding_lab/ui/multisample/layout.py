@@ -9,6 +9,8 @@ from typing import Any
 
 import gradio as gr
 
+from decoding_lab.ui.common.controls import CheckedSlider
+
 from decoding_lab.experiments import tilt_run as TR
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
@@ -79,18 +81,18 @@ def tilt_section(lang: str, L: Labels) -> SimpleNamespace:
             ui.problem = label(gr.Dropdown(tilt.problem_choices(), value=D["problem"], label=tr_tilt(lang, "problem"),
                                            elem_id="ms-tilt-problem", scale=2), "problem")
             ui.eta = label(gr.Number(D["eta"], label=tr_tilt(lang, "eta"), elem_id="ms-tilt-eta", scale=1), "eta")
-            ui.temperature = label(gr.Slider(0, TR.MAX_T, value=D["temperature"], step=0.05,
+            ui.temperature = label(CheckedSlider(0, TR.MAX_T, value=D["temperature"], step=0.05,
                                              label=tr_tilt(lang, "temperature"), elem_id="ms-tilt-T", scale=2),
                                    "temperature")
             ui.seed = label(gr.Number(D["seed"], precision=0, label=tr_tilt(lang, "seed"), elem_id="ms-tilt-seed",
                                       scale=1), "seed")
         with gr.Row():
-            ui.top_m = label(gr.Slider(1, TR.MAX_TOP_M, value=D["top_m"], step=1, label=tr_tilt(lang, "top_m"),
+            ui.top_m = label(CheckedSlider(1, TR.MAX_TOP_M, value=D["top_m"], step=1, label=tr_tilt(lang, "top_m"),
                                        elem_id="ms-tilt-top-m"), "top_m")
-            ui.rollout_tokens = label(gr.Slider(1, TR.MAX_ROLLOUT, value=D["rollout_tokens"], step=1,
+            ui.rollout_tokens = label(CheckedSlider(1, TR.MAX_ROLLOUT, value=D["rollout_tokens"], step=1,
                                                 label=tr_tilt(lang, "rollout_tokens"), elem_id="ms-tilt-rollout"),
                                       "rollout_tokens")
-            ui.max_new_tokens = label(gr.Slider(1, TR.MAX_NEW_TOKENS, value=D["max_new_tokens"], step=1,
+            ui.max_new_tokens = label(CheckedSlider(1, TR.MAX_NEW_TOKENS, value=D["max_new_tokens"], step=1,
                                                 label=tr_tilt(lang, "max_new_tokens"), elem_id="ms-tilt-max-new"),
                                       "max_new_tokens")
         with gr.Row():

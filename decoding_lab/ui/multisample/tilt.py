@@ -25,6 +25,7 @@ from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.state import as_number
 from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.tab import inputs_of, named
+from decoding_lab.ui.common.validate import watch
 from decoding_lab.ui.multisample import tilt_views
 from decoding_lab.ui.multisample.strings import tr_tilt as tr
 
@@ -91,9 +92,16 @@ def relabel(ui: SimpleNamespace, lang: str, last: dict | None) -> dict:
     return views(ui, lang, last)
 
 
+def field_check(key: str) -> Any:
+    """One tilt setting checked as ``config_from`` checks it, the others at their defaults."""
+    return lambda value, _values: config_from({**DEFAULTS, key: value})
+
+
 def wire(ui: SimpleNamespace, lang_state: Any, jobs: SessionJobs | None = None) -> dict[str, Any]:
     """Run, Stop and the two "try" buttons; returns the events the page may chain."""
     stops = StopRequests()
+    # each setting checked beside its control as it is typed (``common.validate``)
+    watch(lang_state, dict(ui.controls), {k: field_check(k) for k in KEYS if k != "problem"})
 
     @guarded
     @gpu
