@@ -31,3 +31,23 @@ def test_two_engines_in_chinese_with_progress(page, app_url):
     result = page.inner_text("#det-result")
     assert "llama.cpp 内核，同一个 GGUF 文件" in result and "第 0 步开始不同" in result
     page.screenshot(path=str(SHOTS / "temperature0_zh.png"), full_page=True)
+
+
+def test_stop_ends_the_run_after_the_running_path(page, app_url):
+    """Stop during a five-path run: the path that is running finishes, the rest do not run, and
+    the result says how many paths finished (with their comparison when at least two did)."""
+    open_page(page, app_url, tab="determinism")
+    page.fill("#det-prompt textarea", "Tell me a short story about a dragon.")
+    page.fill("#det-tokens input[type=number]", "40")
+    page.press("#det-tokens input[type=number]", "Tab")
+    page.click("#determinism-run")
+    page.wait_for_function("document.querySelector('#det-result').innerText.includes('Path 2 of')",
+                           timeout=300_000)
+    page.click("#determinism-stop")
+    page.wait_for_function("document.querySelector('#det-result').innerText.includes('Stopped after')",
+                           timeout=300_000)
+    result = page.inner_text("#det-result")
+    done = int(result.split("Stopped after ")[1].split(" of ")[0])
+    assert 2 <= done < 5, result
+    assert "first differs" in result or "identical to the reference" in result   # the finished paths, compared
+    page.screenshot(path=str(SHOTS / "temperature0_stopped.png"), full_page=True)

@@ -5,6 +5,7 @@ toast through ``guarded``."""
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -12,10 +13,12 @@ from decoding_lab.determinism import VARIANTS, iter_variants, summarize
 from decoding_lab.errors import SettingsError
 from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.state import number_input, values_from_settings
 from decoding_lab.ui.common.validate import number_check, watch
 from decoding_lab.ui.determinism.layout import TOKENS
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
+from decoding_lab.ui.determinism.strings import tr
 from decoding_lab.ui.determinism.views import progress, render
 
 
@@ -48,6 +51,7 @@ class GreedyRequest:
 def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     """Attach the run button; the model choice is the Explorer's (``ctx.picker``)."""
     p = ctx.picker
+    stops = StopRequests()
     watch(ctx.lang_state, {"tokens": ui.tokens}, {"tokens": number_check("new tokens", *TOKENS, integer=True)})
 
     @guarded
@@ -58,20 +62,33 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
         lm = get_model(req.model)
         chat_mode = req.chat == "chat" and lm.has_chat_template
         runs = []
-        yield {ui.result: progress(req.lang, req.variants, 0)}
-        for run in iter_variants(lm, lm.encode_prompt(req.prompt, chat_mode), req.tokens, req.variants):
-            runs.append(run)
-            if len(runs) < len(req.variants):
-                yield {ui.result: progress(req.lang, req.variants, len(runs))}
+        run_id = stops.start()   # Stop ends the run after the path that is running
+        try:
+            yield {ui.result: progress(req.lang, req.variants, 0), ui.run_id: run_id}
+            for run in iter_variants(lm, lm.encode_prompt(req.prompt, chat_mode), req.tokens, req.variants):
+                runs.append(run)
+                if stops.asked(run_id):
+                    break
+                if len(runs) < len(req.variants):
+                    yield {ui.result: progress(req.lang, req.variants, len(runs))}
+        finally:
+            stops.end(run_id)
+        note = tr(req.lang, "stopped", done=len(runs), n=len(req.variants)) if len(runs) < len(req.variants) else ""
+        if len(runs) < 2:   # one path has nothing to be compared with
+            yield {ui.result: f"<div class='det-run det-progress'>{html.escape(note + ' ' + tr(req.lang, 'too_few'))}</div>"}
+            return
         out = summarize(lm, runs)
         html_out, fig = render(req.lang, out)
+        if note:
+            html_out = f"<div class='det-run det-progress'>{html.escape(note)}</div>" + html_out
         yield {ui.result: html_out, ui.plot: fig, ui.last: out}
 
     inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub": p.hub, "chat": p.chat,
                                "prompt": ui.prompt, "tokens": ui.tokens, "variants": ui.variants})
-    run = ui.run.click(gated(named(on_run, names), ctx.jobs), inputs, [ui.result, ui.plot, ui.last],
+    run = ui.run.click(gated(named(on_run, names), ctx.jobs), inputs, [ui.result, ui.plot, ui.last, ui.run_id],
                        api_name="determinism_run", concurrency_id="model")  # one model job per tab at a time
-    return {"run": run}
+    stop = ui.stop.click(stops.request, [ui.run_id], None, api_visibility="private", concurrency_limit=None)
+    return {"run": run, "stop": stop}
 
 
 def fill(picker: ModelPicker, ui: Any, preset: dict[str, Any], lang: str) -> dict:

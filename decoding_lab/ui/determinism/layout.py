@@ -35,7 +35,12 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
     on = [v for v in VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
     ui.variants = L(gr.CheckboxGroup(variant_choices(lang), value=on, label=tr(lang, "variants"),
                                      elem_id="det-variants"), "determinism.variants", "choices", variant_choices)
-    ui.run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run"), "determinism.run", "value")
+    with gr.Row():
+        ui.run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run", scale=4),
+                   "determinism.run", "value")
+        ui.stop = L(gr.Button(tr(lang, "stop"), variant="stop", elem_id="determinism-stop", scale=1),
+                    "determinism.stop", "value")
+    ui.run_id = gr.State(None)   # this tab's latest run, for Stop (``common.stops``)
     ui.result = gr.HTML("", elem_id="det-result")
     ui.plot = gr.Plot(None, elem_id="det-margins", show_label=False)
     ui.last = session_state()  # the last run's result (texts, divergences, margins)

@@ -24,7 +24,7 @@ EN: dict[str, str] = {
     "whitespace_note": "␣ = space · ↵ = newline",
     "tok_label": "step {step} · id {id} · rank {rank} · p raw {raw:.4f} · p final {final:.4f}",
     "tok_forced": " · forced",
-    "chosen_row": "`{token}` (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
+    "chosen_row": "{token} (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
     "branch_label": "{i}: from step {step}, +{n} tokens “{text}”",
     # the first minute
     "onboard_md": "**How to read this screen**  \n"
@@ -59,7 +59,7 @@ ZH: dict[str, str] = {
     "whitespace_note": "␣ = 空格 · ↵ = 换行",
     "tok_label": "第 {step} 步 · 编号 {id} · 排名 {rank} · 原始 p {raw:.4f} · 最终 p {final:.4f}",
     "tok_forced": " · 强制",
-    "chosen_row": "`{token}`（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
+    "chosen_row": "{token}（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
     "branch_label": "{i}：从第 {step} 步起，+{n} 个词元 “{text}”",
     "onboard_md": "**如何阅读这个页面**  \n"
                   "1. **单步**：模型给出每个可能的下一个词元的概率，解码再从中选出一个。  \n"

@@ -138,13 +138,28 @@ def step_table(stepper: Any, lang: str) -> tuple[list[str], list[list[Any]]]:
     return headers, rows
 
 
+def code_span(text: str) -> str:
+    r"""``text`` as a markdown code span, shown as typed: inside one nothing is markup and no
+    entity is decoded (``'s`` escaped for HTML would read ``&#x27;s``); the fence is one backtick
+    longer than any run of backticks in the text, and a table's ``|`` is escaped.
+
+        >>> code_span("'s"), code_span("a`b"), code_span("<b>|")
+        ("`'s`", '`` a`b ``', '`<b>\\|`')
+    """
+    import re
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    body = text.replace("|", "\\|")
+    return f"{fence} {body} {fence}" if longest else f"{fence}{body}{fence}"
+
+
 def numbers_md(trace: Any, lang: str) -> str:
     """'This step in numbers': entropies, dH/dT, margin, tail mass, kept count, timing."""
     if trace is None:
         return t(lang, "no_session")
     fmt = lambda x: "—" if x is None else f"{0.0 if abs(x) < 5e-5 else x:.4f}"  # noqa: E731
     lines = [f"| {t(lang, 'n_quantity')} | {t(lang, 'n_value')} |", "|---|---|",
-             f"| {t(lang, 'n_chosen')} | " + strings.tr(lang, "chosen_row", token=html.escape(show_token(trace.chosen_token)),
+             f"| {t(lang, 'n_chosen')} | " + strings.tr(lang, "chosen_row", token=code_span(show_token(trace.chosen_token)),
                                                         id=trace.chosen_token_id, rank=trace.chosen_rank,
                                                         raw=trace.chosen_p_raw, final=trace.chosen_p_final) + " |",
              f"| {t(lang, 'n_H')} | {fmt(trace.entropy)} |",
