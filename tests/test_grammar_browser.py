@@ -131,6 +131,8 @@ def test_constrained_vs_free_shows_progress_and_stops(page):
     page.click("#grammar-cmp-stop")
     page.wait_for_function(f"{summary}.includes('Stopped:')", timeout=60_000)
     assert page.evaluate("document.querySelectorAll('#grammar-compare .grammar-sample').length") == 16
+    marks = page.inner_text("#grammar-compare")
+    assert "cut by Stop" in marks and "cut by the budget" not in marks   # 192 tokens were never reached
     assert set(page.evaluate(errors)) <= before, "stopping the comparison raised an error"
 
 

@@ -82,6 +82,11 @@ class ConstrainedVsFree:
     free_seconds: float          # the whole free run (n samples, batched)
     constrained_seconds: float   # the whole constrained run
     grammar_seconds: float       # of which inside the grammar stage (masks + consuming tokens)
+    stopped: bool = False        # Stop ended it early: a sample short of the budget was cut by Stop
+
+    def cut_by_stop(self, s: "CheckedSample") -> bool:
+        """Unfinished and short of the token budget: Stop cut it, not the budget."""
+        return self.stopped and not s.finished and s.tokens < self.max_new_tokens
 
     @staticmethod
     def _rate(xs: Sequence[bool]) -> float:
@@ -215,7 +220,7 @@ def iter_constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: C
         free=[check_sample(s, constraint) for s in free.sequences],
         constrained=[check_sample(s, constraint) for s in con.sequences],
         compile_seconds=mask.compile_seconds, free_seconds=free.seconds, constrained_seconds=con.seconds,
-        grammar_seconds=mask.seconds)
+        grammar_seconds=mask.seconds, stopped=bool(should_stop is not None and should_stop()))
 
 
 def check_sample(seq: Any, constraint: Constraint) -> CheckedSample:

@@ -32,7 +32,8 @@ EN: dict[str, str] = {
     "cmp_n": "Samples per side", "cmp_tokens": "Max new tokens", "cmp_run": "Run both", "cmp_stop": "■ Stop",
     "cmp_progress": "Sampling {side}: step {step} of at most {total} ({sec:.0f} s)…",
     "cmp_side_free": "without the grammar (1 of 2)", "cmp_side_constrained": "with the grammar (2 of 2)",
-    "cmp_stopped": "Stopped: the samples below end where the run was stopped.",
+    "cmp_stopped": "Stopped: the samples below end where the run was stopped; one marked \"cut by Stop\" is unfinished "
+                   "and counts as invalid in these rates, so run to the end to compare the two sides.",
     "sec_heal": "### Token healing",
     "heal_intro": "The prompt (above) is followed by the start of the answer. A prompt that ends inside what the "
                   "model would write as one token shows it an unusual split. Healing removes the last prompt "
@@ -59,7 +60,7 @@ EN: dict[str, str] = {
     "budget": "Token budget of {n} used up and the text is not complete under the grammar: raise the budget "
               "and Reset.", "finished": "The grammar is satisfied and the text ended: press Reset to start again.",
     "free": "Free", "constrained": "Constrained", "valid": "valid", "invalid": "invalid",
-    "salvage": "salvageable", "cut": "cut by the budget", "r_not_json": "not JSON",
+    "salvage": "salvageable", "cut": "cut by the budget", "stopped": "cut by Stop", "r_not_json": "not JSON",
     "r_schema": "JSON, but breaks the schema", "r_no_match": "not in the language", "n_tokens": "{n} tokens",
     "cmp_summary": "**Format failures** — free: **{ff:.0%}** (nothing salvageable: {fs:.0%}) · constrained: "
                    "**{cf:.0%}**\n\nTimes — grammar compile {compile:.1f} ms · grammar work {gms:.3f} ms per "
@@ -92,7 +93,7 @@ ZH: dict[str, str] = {
     "cmp_n": "每边的样本数", "cmp_tokens": "最多新词元数", "cmp_run": "两边都运行", "cmp_stop": "■ 停止",
     "cmp_progress": "正在采样{side}：第 {step} 步，最多 {total} 步（{sec:.0f} 秒）…",
     "cmp_side_free": "不带语法的一边（1/2）", "cmp_side_constrained": "带语法的一边（2/2）",
-    "cmp_stopped": "已停止：下面的样本停在按下停止的地方。",
+    "cmp_stopped": "已停止：下面的样本停在按下停止的地方；标为“被停止截断”的样本没有写完，在这些比率里算作无效，要比较两边请完整跑一次。",
     "sec_heal": "### 词元修复（token healing）",
     "heal_intro": "提示词（上方）后面接着回答的开头。如果提示词在模型通常写成一个词元的地方中途结束，模型看到的是一种"
                   "少见的切分。修复会删掉提示词的最后一个词元，让模型重新写它，只允许与被删文本一致的词元。",
@@ -116,7 +117,7 @@ ZH: dict[str, str] = {
     "budget": "{n} 个词元的预算已用完，但文本在语法下还不完整：请提高预算并重置。",
     "finished": "语法已满足、文本已结束：点击“重置”重新开始。",
     "free": "自由生成", "constrained": "受约束", "valid": "合法", "invalid": "不合法", "salvage": "可挽救",
-    "cut": "被预算截断", "r_not_json": "不是 JSON", "r_schema": "是 JSON，但不符合 schema", "r_no_match": "不属于该语言",
+    "cut": "被预算截断", "stopped": "被停止截断", "r_not_json": "不是 JSON", "r_schema": "是 JSON，但不符合 schema", "r_no_match": "不属于该语言",
     "n_tokens": "{n} 个词元",
     "cmp_summary": "**格式失败率** — 自由生成：**{ff:.0%}**（无法挽救：{fs:.0%}）· 受约束：**{cf:.0%}**\n\n"
                    "耗时 — 语法编译 {compile:.1f} 毫秒 · 语法开销每词元 {gms:.3f} 毫秒 · 自由生成 {ft:.1f} 秒 · "

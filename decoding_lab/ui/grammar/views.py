@@ -166,7 +166,8 @@ def compare_html(lang: str, r: Any) -> tuple[str, str]:
             badge = tr(lang, "valid") if x.valid else " · ".join(
                 [tr(lang, "invalid")] + ([tr(lang, f"r_{x.reason}")] if x.reason else []) +
                 ([tr(lang, "salvage")] if x.salvaged else []))
-            cut = "" if x.finished else f" · {tr(lang, 'cut')}"
+            stopped = getattr(r, "cut_by_stop", lambda _s: False)(x)
+            cut = "" if x.finished else f" · {tr(lang, 'stopped' if stopped else 'cut')}"
             items.append(
                 f"<div class='grammar-sample' data-valid='{str(x.valid).lower()}' style='border-top:1px dashed "
                 f"var(--border-color-primary);padding:6px 0'><span style='font-size:12px;color:{ok};font-weight:600'>"
