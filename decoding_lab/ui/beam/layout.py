@@ -22,6 +22,11 @@ def layout_choices(lang: str) -> list[tuple[str, str]]:
     return [(tr(lang, "by_hypothesis"), "hypothesis"), (tr(lang, "by_slot"), "slot")]
 
 
+def early_choices(lang: str) -> list[tuple[str, str]]:
+    """transformers' ``early_stopping`` values, each with what it does."""
+    return [(tr(lang, "early_false"), "false"), (tr(lang, "early_true"), "true"), (tr(lang, "early_never"), "never")]
+
+
 def build_layout(ctx: TabContext) -> SimpleNamespace:
     """The tab's components, laid out inside the current ``gr.Tab``; nothing is wired here."""
     L, lang = ctx.labels, ctx.lang
@@ -32,8 +37,8 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     with gr.Row():
         p.beams = L(CheckedSlider(*BEAMS, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
         p.alpha = L(gr.Number(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
-        p.early = L(gr.Radio([("False", "false"), ("True", "true"), ("never", "never")], value="false",
-                             label=t(lang, "early_stopping"), elem_id="beam-early"), "early_stopping")
+        p.early = L(gr.Radio(early_choices(lang), value="false", label=t(lang, "early_stopping"),
+                             elem_id="beam-early"), "early_stopping", "choices", early_choices)
         p.max_new = L(CheckedSlider(*MAX_NEW, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
                       "max_new_tokens")
         p.alphas = L(gr.Textbox("-1, 0, 0.5, 1, 2", label=t(lang, "beam_alphas"), elem_id="beam-alphas"),

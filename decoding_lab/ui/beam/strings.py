@@ -10,6 +10,8 @@ from decoding_lab.ui.common.i18n import Namespace, register
 
 EN: dict[str, str] = {
     "layout": "Tree layout", "by_hypothesis": "by hypothesis", "by_slot": "by beam slot",
+    "early_false": "False (heuristic: stop when better is unlikely)", "early_true": "True (stop at k finished)",
+    "early_never": "never (stop only when better is impossible)",
     "layout_info": "by hypothesis: a path keeps its row and edges never cross (pruned candidates hidden); "
                    "by beam slot: y = rank at that step. Hover a node to light up its path from the prompt.",
     "rows_axis": "hypothesis", "ancestry": "path of the node under the cursor",
@@ -21,6 +23,8 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "layout": "树的布局", "by_hypothesis": "按假设", "by_slot": "按束位置",
+    "early_false": "False（启发式：不太可能更好时停）", "early_true": "True（凑满 k 条完成就停）",
+    "early_never": "never（确定不可能更好时才停）",
     "layout_info": "按假设：一条路径保持在同一行，连线不交叉（隐藏被剪枝的候选）；按束位置：纵轴为该步的排名。"
                    "把鼠标移到节点上，会高亮它从提示词开始的路径。",
     "rows_axis": "假设", "ancestry": "光标所指节点的路径",

@@ -28,6 +28,7 @@ EN: dict[str, str] = {
               "up to {tokens} new tokens.",
     "partial": " (**partial sweep**: missing cells are blank)",
     "passk_title": "pass@k versus temperature (truncation: {trunc})", "temperature": "temperature",
+    "none_value": "none",
     "passk_axis": "pass@k", "best_title": "Best temperature for each k", "best_axis": "best temperature",
     "any": "any truncation",
     "rises": "Best temperature for pass@1: **T = {t1:g}**; for pass@{kmax}: **T = {tk:g}** — it **rises with k**.",
@@ -56,6 +57,7 @@ ZH: dict[str, str] = {
               "最多 {tokens} 个新词元。",
     "partial": "（**部分扫描**：缺失的格子留空）",
     "passk_title": "pass@k 随温度的变化（截断：{trunc}）", "temperature": "温度", "passk_axis": "pass@k",
+    "none_value": "无",
     "best_title": "每个 k 的最佳温度", "best_axis": "最佳温度", "any": "任意截断",
     "rises": "pass@1 的最佳温度：**T = {t1:g}**；pass@{kmax} 的最佳温度：**T = {tk:g}** — **随 k 升高**。",
     "flat": "pass@1 的最佳温度：**T = {t1:g}**；pass@{kmax} 的最佳温度：**T = {tk:g}** — 在此文件中没有随 k 升高。",
@@ -69,6 +71,16 @@ ZH: dict[str, str] = {
     "no_files": "assets/sweeps 中没有扫描文件。",
     "bad_file": "没有名为 {name!r} 的扫描文件；可选：{names}",
 }
+
+#: The shipped sweeps' task lines (``tasks.sets``, as the result files record them) in Chinese.
+TASK_ZH: dict[str, str] = {
+    "single-digit addition, 'What is 3 + 4?' (81 problems)": "一位数加法，例如“What is 3 + 4?”（81 道题）",
+    "capital of a country, 'What is the capital of France?' (48 problems)":
+        "国家的首都，例如“What is the capital of France?”（48 道题）",
+    "capital of a country as multiple choice A-D (48 problems)": "国家的首都，A–D 四选一（48 道题）",
+    "HumanEval (164 Python problems, unit tests in a sandbox)": "HumanEval（164 道 Python 题，在沙箱里跑单元测试）",
+}
+
 
 TILT_EN: dict[str, str] = {
     "head": "### Verifier-tilted sampling (live)\n"

@@ -19,7 +19,7 @@ from decoding_lab.experiments import sweep
 from decoding_lab.ui.multisample import ctd
 from decoding_lab.ui.multisample.data import (METRICS, best_by_k, default_view, heatmap_matrix, ks_for, load,
                                               n_samples, truncations)
-from decoding_lab.ui.multisample.strings import tr
+from decoding_lab.ui.multisample.strings import TASK_ZH, tr
 
 
 def passk_figure(result: Mapping[str, Any], lang: str = "en", truncation: str = "none",
@@ -30,7 +30,7 @@ def passk_figure(result: Mapping[str, Any], lang: str = "en", truncation: str = 
         fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers",
                                  name=f"k={k}", error_y=dict(type="data", array=[p[2] or 0 for p in pts],
                                                              visible=True)))
-    fig.update_layout(title=tr(lang, "passk_title", trunc=truncation), xaxis_title=tr(lang, "temperature"),
+    fig.update_layout(title=tr(lang, "passk_title", trunc=shown(truncation, lang)), xaxis_title=tr(lang, "temperature"),
                       yaxis_title=tr(lang, "passk_axis"), yaxis_range=[0, 1.05], height=380,
                       margin=dict(l=50, r=20, t=50, b=40), legend_title_text="k")
     return fig
@@ -67,7 +67,8 @@ def heatmap_figure(result: Mapping[str, Any], lang: str = "en", metric: str = "p
     rows, cols, z = heatmap_matrix(result, metric, k)
     label = tr(lang, "m_" + metric).replace("pass@k", f"pass@{k}")
     text = [["" if v is None else f"{v:.3g}" for v in row] for row in z]
-    fig = go.Figure(go.Heatmap(z=z, x=[f"{t:g}" for t in cols], y=rows, text=text, texttemplate="%{text}",
+    fig = go.Figure(go.Heatmap(z=z, x=[f"{t:g}" for t in cols], y=[shown(r, lang) for r in rows], text=text,
+                               texttemplate="%{text}",
                                colorscale="Viridis", hoverongaps=False, colorbar_title=label,
                                zmin=0 if metric != "mean_length" else None,
                                zmax=1 if metric != "mean_length" else None))
@@ -86,7 +87,7 @@ def cells_table(result: Mapping[str, Any], lang: str = "en", k: int = 8) -> pd.D
     for c in result["cells"]:
         m = c["metrics"]
         pk = m["pass_at_k"][k - 1]
-        rows.append([c["temperature"], c["truncation"], c.get("penalty", "none"), m["pass1"], pk["mean"],
+        rows.append([c["temperature"], shown(c["truncation"], lang), shown(c.get("penalty", "none"), lang), m["pass1"], pk["mean"],
                      pk["stderr"], m["self_consistency"], m["mean_length"], m["repetition_4gram"]])
     names = [tr(lang, c, k=k) for c in cols]
     if k == 1:                                   # keep column names unique (pass@1 twice)
@@ -94,11 +95,23 @@ def cells_table(result: Mapping[str, Any], lang: str = "en", k: int = 8) -> pd.D
     return pd.DataFrame(rows, columns=names)
 
 
+def shown(value: str, lang: str) -> str:
+    """A truncation or penalty name as the page shows it: "none" in the visitor's words; the
+    others are formulas (``top_p=0.9``, ``min_p=0.1 · rep``) and stay as written."""
+    return " · ".join(tr(lang, "none_value") if part == "none" else part for part in str(value).split(" · "))
+
+
+def task_text(task: Mapping[str, Any], lang: str) -> str:
+    """The sweep's task line; a shipped task's Chinese line where there is one."""
+    text = task.get("description") or task.get("name", "?")
+    return TASK_ZH.get(text, text) if lang == "zh" else text
+
+
 def status_text(result: Mapping[str, Any], lang: str = "en") -> str:
     cfg = result.get("config", {})
     done, total = result.get("cells_done", len(result["cells"])), result.get("cells_total", len(result["cells"]))
     task = result.get("task", {})
-    return tr(lang, "status", model=result.get("model", "?"), task=task.get("description") or task.get("name", "?"),
+    return tr(lang, "status", model=result.get("model", "?"), task=task_text(task, lang),
               done=done, total=total, partial="" if result.get("complete", done == total) else tr(lang, "partial"),
               n=n_samples(result), problems=cfg.get("problems", "?"), tokens=cfg.get("max_new_tokens", "?"))
 
@@ -136,5 +149,5 @@ def content(lang: str, view: dict[str, Any] | None) -> dict[str, Any]:
             "heatmap": heatmap_figure(result, lang, metric, k),
             "table": table.round(4),  # on screen 4 decimals; the CSV download keeps every digit
             "command": result.get("command") or "", "csv": csv_path, "json": json_path,
-            "k": k, "k_choices": ks, "trunc": trunc, "trunc_choices": truncs, "file": view["file"], "view": view,
+            "k": k, "k_choices": ks, "trunc": trunc, "trunc_choices": [(shown(x, lang), x) for x in truncs], "file": view["file"], "view": view,
             "ctd": ctd.content(path, result, lang)}
