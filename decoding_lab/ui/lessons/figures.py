@@ -74,7 +74,7 @@ def _variants(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> go.Fi
                              name=tr(lang, "plot_pick")))
     nums = [y for y in ys if isinstance(y, (int, float)) and y > 0]
     if exp.measure == "kept" and nums and max(nums) / min(nums) > 50:   # counts from a few to thousands
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(type="log", dtick=1, exponentformat="power")   # one tick per decade
     return fig
 
 
