@@ -102,11 +102,13 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis
                 hover.append(h + f"<br>{t(lang, status)}")
         if xs:
             fig.add_scatter(x=xs, y=ys, mode="markers+text", text=texts, textposition=where, customdata=anc,
-                            textfont=dict(size=10), name=t(lang, status), hovertext=hover, hoverinfo="text",
+                            textfont=dict(size=12), name=t(lang, status), hovertext=hover, hoverinfo="text",
                             marker=dict(color=colour, symbol=symbol, size=size, line=dict(width=1, color=colour)))
     n_rows = max(rows.values(), default=0) + 1
     axis = tr(lang, "rows_axis") if by == "hypothesis" else t(lang, "beam_rank_axis")
-    fig.update_xaxes(title=t(lang, "beam_step_axis"), dtick=1, range=[-1.6, max(len(tree.steps), 4) - 0.4])
+    # steps 0, 1, …; the prompt's node sits at -1 without a tick of its own (its label says "prompt")
+    fig.update_xaxes(title=t(lang, "beam_step_axis"), tickvals=list(range(max(len(tree.steps), 4))),
+                     range=[-1.6, max(len(tree.steps), 4) - 0.4])
     fig.update_yaxes(title=axis, dtick=1, range=[n_rows - 0.5, -0.8], showticklabels=by != "hypothesis")
     default_title = tr(lang, "title_hypothesis") if by == "hypothesis" else t(lang, "beam_tree")
     fig.update_layout(title=dict(text=title or default_title, x=0.01, font=dict(size=14)), font=FONT,

@@ -114,7 +114,7 @@ def dist_chart(trace: Any, lang: str, log_y: bool = False) -> go.Figure:
         yaxis = dict(title=dict(text=t(lang, "prob_axis")), range=[0, min(1.0, top * 1.25) if top < 0.8 else 1.08])
     spec = plots.merge(plots.look(t(lang, "dist_title", step=trace.step, n=len(rows)), 440), dict(
         barmode="group", bargap=0.18, bargroupgap=0.0, showlegend=True, yaxis=yaxis,
-        xaxis=dict(title=None, tickangle=-45, tickfont=dict(size=11), automargin=True),
+        xaxis=dict(title=None, tickangle=-45, tickfont=dict(size=12), automargin=True),
         # The legend goes under the chart (never over the title), in the figure's own coordinates.
         legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0, xanchor="left",
                     font=dict(size=12)),

@@ -67,8 +67,8 @@ def trace_figure(lang: str, session: "GrammarSession | None") -> go.Figure:
         fig.add_bar(x=xs, y=[r.removed_mass for _, r in recs], name=tr(lang, "removed"), marker_color=ORANGE,
                     hovertext=hover, hoverinfo="text", row=2, col=1)
         top = max(allowed + [10])
-        fig.update_yaxes(type="log", dtick=1, exponentformat="power", title=tr(lang, "allowed_axis"), range=[-0.2, len(str(int(top))) + 0.1],
-                         row=1, col=1)
+        fig.update_yaxes(type="log", dtick=1, exponentformat="power", title=tr(lang, "allowed_axis"),
+                         range=[-0.2, len(str(int(top))) + 0.1], row=1, col=1)
         fig.update_yaxes(title=tr(lang, "mass_axis"), range=[0, 1], row=2, col=1)
         fig.update_xaxes(title=tr(lang, "step_axis"), row=2, col=1)
     fig.update_layout(title=dict(text=tr(lang, "trace_title"), x=0.01, font=dict(size=14)), height=380, font=FONT,
