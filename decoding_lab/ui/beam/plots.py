@@ -112,8 +112,9 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis
     fig.update_yaxes(title=axis, dtick=1, range=[n_rows - 0.5, -0.8], showticklabels=by != "hypothesis")
     default_title = tr(lang, "title_hypothesis") if by == "hypothesis" else t(lang, "beam_tree")
     fig.update_layout(title=dict(text=title or default_title, x=0.01, font=dict(size=14)), font=FONT,
-                      height=max(360, 60 + 40 * n_rows), margin=dict(l=50, r=20, t=50, b=40),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+                      height=max(400, 100 + 40 * n_rows), margin=dict(l=50, r=20, t=40, b=80),
+                      # under the chart, in the figure's own coordinates: never over the title, at any width
+                      legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0, xanchor="left"))
     return fig
 
 
