@@ -209,8 +209,9 @@ def status_md(stepper: Any, lang: str, model_name: str = "") -> str:
         return t(lang, "status_ready", model=model_name, n=len(stepper.prompt_ids), ms=1000 * stepper.prefill_seconds)
     tr = stepper.traces[-1]
     ms = 1000 * sum(tr.timings.get(k, 0.0) for k in ("chain", "select", "stats", "next_forward"))
-    text = t(lang, "status_step", step=tr.step, token=f"`{show_token(tr.chosen_token)}`", rank=tr.chosen_rank,
-             p=tr.chosen_p_final, ms=ms)
+    text = t(lang, "status_forced" if tr.forced else "status_step", step=tr.step,
+             token=code_span(show_token(tr.chosen_token)), rank=tr.chosen_rank, p=tr.chosen_p_final,
+             p_raw=tr.chosen_p_raw, ms=ms)
     if tr.finished:
         text += " · " + t(lang, "status_finished")
     return text

@@ -142,6 +142,9 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
             if lesson.isdigit() and int(lesson) in ui.lessons:
                 number = int(lesson)
                 at = clamp_screen(ui.lessons[number], int(screen) if screen.isdigit() else 0)
+                if screen.isdigit() and at != int(screen):   # a screen the lesson does not have
+                    gr.Warning(plain(tr(v["lang"], "no_screen", screen=int(screen) + 1, number=number,
+                                        last=at + 1)))
             elif lesson:
                 gr.Warning(plain(tr(v["lang"], "no_lesson", number=lesson[:12])))
             return {ui.learner: learner, ui.current: number, ui.screen: at,

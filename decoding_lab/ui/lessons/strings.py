@@ -16,6 +16,7 @@ EN: dict[str, str] = {
     "explorer": "Explorer", "compare": "Compare", "beam": "Beam search", "grammar": "Grammar",
     "multisample": "Many samples", "determinism": "Temperature 0",
     "unavailable": "Lessons unavailable: {error}", "no_lesson": "no lesson numbered {number!r}",
+    "no_screen": "lesson {number} has no screen {screen}; showing its last, screen {last}",
     # predict, then see
     "predict": "**Predict first.** {question}", "your_guess": "Your prediction", "run": "Run it on the live model",
     "run_file": "Read the shipped results", "pick_right_file": "✔ Your prediction matches the shipped result.",
@@ -42,6 +43,7 @@ ZH: dict[str, str] = {
     "explorer": "探索", "compare": "对比", "beam": "束搜索", "grammar": "语法约束", "multisample": "多次采样",
     "determinism": "温度 0",
     "unavailable": "课程不可用：{error}", "no_lesson": "没有编号为 {number!r} 的课程",
+    "no_screen": "第 {number} 课没有第 {screen} 屏；显示的是它的最后一屏（第 {last} 屏）",
     "predict": "**先预测。** {question}", "your_guess": "你的预测", "run": "在实时模型上运行",
     "run_file": "读取随附的结果", "pick_right_file": "✔ 你的预测与随附结果一致。", "pick_wrong_file": "✘ 随附结果不同：{live}。", "result_head_file": "**你的预测：** {guess} · **随附结果：** {live}",
     "guess_first": "请先做出预测（选择或填写），再运行。",
