@@ -19,7 +19,7 @@ import gradio as gr
 
 from decoding_lab.ui import beam, compare, determinism, explorer, grammar, lessons, multisample
 from decoding_lab.ui.common import tablink, urlstate
-from decoding_lab.ui.common.errors import guarded, plain
+from decoding_lab.ui.common.errors import guarded, warn
 from decoding_lab.ui.common.i18n import LANGS, norm_lang, t
 from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.state import Labels, merge_updates
@@ -214,7 +214,7 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
         tab_id = preset.get("tab", "explorer")
         tab = tabs.get(tab_id)
         if tab is None or tab.fill is None:
-            gr.Warning(plain(t(lang, "tab_missing", tab=tab_id)))
+            warn(t(lang, "tab_missing", tab=tab_id), lang)
             return {les.loaded: gr.update()}
         return {**tab.fill(preset, lang), les.loaded: les.loaded_message(lang, lesson, tab_id),
                 tabs_comp: gr.Tabs(selected=tab_id)}
@@ -267,7 +267,7 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
                 if tab.link_restore is not None and values:
                     out.update(tab.link_restore(values, values_lang))
         for note in notes:
-            gr.Warning(plain(note))
+            warn(note, values_lang)
         if values.get("lang") and values["lang"] != "en":
             out[lang_radio] = values["lang"]  # its change event relabels the page
         return out

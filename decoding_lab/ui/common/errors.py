@@ -74,8 +74,14 @@ def user_error(lang: str, exc: BaseException) -> gr.Error:
     return gr.Error(t(lang, key, msg=msg), title=t(lang, "error"), print_exception=False)
 
 
-def warn(text: str) -> None:
-    gr.Warning(plain(text))
+def warn(text: str, lang: str = "en") -> None:
+    """A warning toast (escaped, one line) under a title in the visitor's language."""
+    gr.Warning(plain(text), title=t(lang, "warning"))
+
+
+def inform(text: str, lang: str = "en") -> None:
+    """An information toast (escaped, one line) under a title in the visitor's language."""
+    gr.Info(plain(text), title=t(lang, "info"))
 
 
 def _lang_of(args: tuple, kw: dict) -> str:

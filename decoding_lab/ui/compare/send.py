@@ -10,6 +10,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from decoding_lab.ui.common.errors import guarded
+from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named
 from decoding_lab.ui.compare.layout import COL_KEYS
@@ -49,7 +50,7 @@ def wire(ctx: TabContext, p: SimpleNamespace, column_spec: Callable[[dict[str, A
                 out[picker.prompt] = v["prompt"] or ""
             if ctx.tabs is not None:
                 out[ctx.tabs] = gr.Tabs(selected="explorer")
-            gr.Info(sent_message(v["lang"], i, spec, v["model"]))
+            gr.Info(sent_message(v["lang"], i, spec, v["model"]), title=t(v["lang"], "info"))
             return out
         inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "prompt": p.prompt, "chat": p.chat,
                                    **{k: c[k] for k in COL_KEYS}})

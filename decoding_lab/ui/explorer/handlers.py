@@ -17,7 +17,7 @@ from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import SessionError, max_new_tokens_limit
 from decoding_lab.ui.common import urlstate
-from decoding_lab.ui.common.errors import guarded, plain
+from decoding_lab.ui.common.errors import guarded, warn
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
@@ -52,12 +52,12 @@ def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool
     if session is None:
         if started:
             from decoding_lab import limits
-            gr.Warning(plain(t(req.lang, "session_expired", minutes=max(1, round(limits.current().session_ttl / 60)))))
+            warn(t(req.lang, "session_expired", minutes=max(1, round(limits.current().session_ttl / 60))), req.lang)
         return session_for(req)
     session.notice = ""
     if not session.built_from(req):
         if not restart:
-            gr.Warning(t(req.lang, "stale_prompt"))
+            warn(t(req.lang, "stale_prompt"), req.lang)
             return session
         fresh = session_for(req)
         fresh.notice = "new_run"
@@ -261,7 +261,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
         from urllib.parse import parse_qsl
         steps, forced, notes = urlstate.decode_run(dict(parse_qsl(v["replay"] or "")), max_new_tokens_limit())
         for note in notes:
-            gr.Warning(plain(note))
+            warn(note, v["lang"])
         req = ExplorerRequest.from_inputs(v)
         if steps == 0:
             return {ui.replay: gr.update()}

@@ -23,7 +23,7 @@ import gradio as gr
 from decoding_lab import limits
 from decoding_lab.errors import DeadEndError, SettingsError
 from decoding_lab.grammar import PRESETS, preset, preset_prompt
-from decoding_lab.ui.common.errors import guarded, plain, warn
+from decoding_lab.ui.common.errors import guarded, inform, warn
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.runtime import gpu, on_model, on_model_iter
 from decoding_lab.ui.common.stops import StopRequests
@@ -67,7 +67,7 @@ def example_or_typed(v: dict, example: str) -> Any:
     typed = (v.get("prompt") or "").strip()
     if not typed or typed in {p.strip() for p in example_prompts()} or typed == example.strip():
         return example
-    gr.Info(plain(tr(v.get("lang") or "en", "prompt_kept", example=example)))
+    inform(tr(v.get("lang") or "en", "prompt_kept", example=example), v.get("lang") or "en")
     return v.get("prompt")
 
 
@@ -126,10 +126,10 @@ def session_for(req: GrammarRequest, session: GrammarSession | None, started: bo
         return session
     fresh = new_session(req)
     if session is not None:
-        gr.Info(plain(tr(req.lang, "restarted")))
+        inform(tr(req.lang, "restarted"), req.lang)
     elif started:
         minutes = max(1, round(limits.current().session_ttl / 60))
-        gr.Warning(plain(t(req.lang, "session_expired", minutes=minutes)))
+        warn(t(req.lang, "session_expired", minutes=minutes), req.lang)
     return fresh
 
 
@@ -139,16 +139,16 @@ def advance(lang: str, session: GrammarSession, n: int) -> None:
     st = session.stepper
     for _ in range(int(n)):
         if st.finished:
-            warn(tr(lang, "finished"))
+            warn(tr(lang, "finished"), lang)
             break
         if len(st.tokens) >= st.max_new_tokens:
             warn(tr(lang, "budget", n=st.max_new_tokens) if session.mask.status() == "incomplete"
-                 else tr(lang, "finished"))
+                 else tr(lang, "finished"), lang)
             break
         try:
             st.step()
         except DeadEndError as e:  # the steps taken so far stay; say why it stopped
-            warn(str(e))
+            warn(str(e), lang)
             break
 
 
@@ -247,7 +247,7 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
         if r is None:
             return
         if r.unfinished and not stopped:
-            warn(tr(req.lang, "cmp_unfinished", k=r.unfinished))
+            warn(tr(req.lang, "cmp_unfinished", k=r.unfinished), req.lang)
         summary, body = compare_html(req.lang, r)
         if stopped:
             summary = f"**{tr(req.lang, 'cmp_stopped')}**\n\n{summary}"

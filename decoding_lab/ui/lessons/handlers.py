@@ -14,7 +14,7 @@ import gradio as gr
 from decoding_lab import lesson_runs
 from decoding_lab.errors import SettingsError
 from decoding_lab.lessons import Lesson
-from decoding_lab.ui.common.errors import guarded, plain
+from decoding_lab.ui.common.errors import guarded, warn
 from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.lessons import checks as C
@@ -143,10 +143,9 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
                 number = int(lesson)
                 at = clamp_screen(ui.lessons[number], int(screen) if screen.isdigit() else 0)
                 if screen.isdigit() and at != int(screen):   # a screen the lesson does not have
-                    gr.Warning(plain(tr(v["lang"], "no_screen", screen=int(screen) + 1, number=number,
-                                        last=at + 1)))
+                    warn(tr(v["lang"], "no_screen", screen=int(screen) + 1, number=number, last=at + 1), v["lang"])
             elif lesson:
-                gr.Warning(plain(tr(v["lang"], "no_lesson", number=lesson[:12])))
+                warn(tr(v["lang"], "no_lesson", number=lesson[:12]), v["lang"])
             return {ui.learner: learner, ui.current: number, ui.screen: at,
                     **show(v, learner=learner, number=number, screen=at)}
 

@@ -12,7 +12,7 @@ import gradio as gr
 
 from decoding_lab.errors import UserError
 from decoding_lab.stages import SettingsError
-from decoding_lab.ui.common.errors import guarded, plain
+from decoding_lab.ui.common.errors import guarded, warn
 from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.multisample import ctd, tilt, tilt_views
 from decoding_lab.ui.multisample.data import bad_file, file_names
@@ -115,7 +115,7 @@ def link_restore(ui: SimpleNamespace, values: dict[str, Any], lang: str) -> dict
         req = ShowRequest.from_inputs({"lang": lang, "file": v["file"], "k": v["k"], "metric": v["metric"],
                                        "trunc": v["trunc"]})
     except UserError as e:
-        gr.Warning(plain(str(e)))
+        warn(str(e), lang)
         return {}
     return render(ui, req.lang, req.view())
 
