@@ -184,10 +184,14 @@ def test_compare_runs_side_by_side(client):
 
 
 def test_compare_bad_column_is_a_clear_error(client):
-    with pytest.raises(AppError, match="top-p"):
+    with pytest.raises(REFUSED, match="top-p"):
         client.predict(**compare_args(c1_top_p=1.5), api_name="/compare_run")
-    with pytest.raises(AppError, match="columns must be <= 4, got 7"):  # the slider's range, checked by name
+    with pytest.raises(REFUSED, match="columns must be <= 4, got 7"):  # the slider's range, checked by name
         client.predict(**compare_args(ncols=7), api_name="/compare_run")
+    with pytest.raises(REFUSED, match="strategy must be one of"):
+        client.predict(**compare_args(c0_strategy="telepathy"), api_name="/compare_run")
+    with pytest.raises(REFUSED, match="model must be one of"):   # only the listed models, never any Hub id
+        client.predict(**compare_args(model="someone/some-model"), api_name="/compare_run")
     with pytest.raises(AppError, match="num_beams"):
         client.predict(**compare_args(c0_strategy="beam", c0_num_beams=0), api_name="/compare_run")
     assert len(step(client)["table"]["data"]) == 1  # server still fine
@@ -204,10 +208,12 @@ def test_beam_tree_and_alpha_ranking(client):
     assert "steps" in status
     files = files_of(client.predict(api_name="/beam_export"))
     assert any(f.endswith(".json") for f in files)
-    with pytest.raises(AppError, match="α"):
+    with pytest.raises(REFUSED, match="α"):
         client.predict(num_beams=2, max_new_tokens=3, alphas="a, b", api_name="/beam_run")
-    with pytest.raises(AppError, match="choices"):
+    with pytest.raises(REFUSED, match="early stopping must be one of true, false, never"):
         client.predict(num_beams=2, max_new_tokens=3, early_stopping="sometimes", api_name="/beam_run")
+    with pytest.raises(REFUSED, match="beams must be <= 8, got 9"):
+        client.predict(num_beams=9, max_new_tokens=3, api_name="/beam_run")
 
 
 # ----------------------------------------------------------------------------- sharing (no server needed)

@@ -109,6 +109,11 @@ def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
     tick = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#lesson-plot .xtick text')).fontSize)")
     assert font >= 24 and tick >= 24
     page.wait_for_timeout(500)
+    # the run made the screen taller than the window: the pager still stands at its bottom edge
+    page.evaluate("window.scrollTo(0, 0)")
+    box = page.evaluate("(() => { const r = document.querySelector('#teacher-next').getBoundingClientRect();"
+                        " return [r.top, r.bottom, window.innerHeight, document.body.scrollHeight]; })()")
+    assert box[3] > box[2] and 0 <= box[0] and box[1] <= box[2], box
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"teacher_1920_{lang}.png"))
     set_teacher(page, False)

@@ -61,6 +61,10 @@ class PushClient:
         join = self.http.post(self.url + "gradio_api/queue/join",
                               json={"data": data, "fn_index": fn_index, "session_hash": self.session_hash,
                                     "event_data": None, "trigger_id": None})
+        if join.status_code == 422:   # refused by the event's validator before it was queued
+            bad = [f"{d.get('parameter_name')}: {d.get('message')}" for d in join.json().get("detail", [])
+                   if isinstance(d, dict) and d.get("is_valid") is False]
+            raise RuntimeError(f"{api_name}: {'; '.join(bad) or join.text[:200]}")
         join.raise_for_status()
         event_id = join.json()["event_id"]
         deadline = time.monotonic() + self.timeout

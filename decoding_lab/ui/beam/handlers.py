@@ -21,7 +21,8 @@ from decoding_lab.ui.common.runtime import gpu
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named
 from decoding_lab.ui.common.state import number_input
-from decoding_lab.ui.common.validate import number_check, watch
+from decoding_lab.ui.common.controls import model_names
+from decoding_lab.ui.common.validate import check_choice, choice_check, number_check, validator, watch
 from decoding_lab.ui.beam.layout import BEAMS, MAX_NEW
 
 EARLY_STOPPING: dict[str, bool | str] = {"true": True, "false": False, "never": "never"}  # radio -> iter_beam
@@ -62,6 +63,8 @@ class BeamRequest:
         early = EARLY_STOPPING.get(str(v["early_stopping"]).lower())
         if early is None:
             raise SettingsError(f"early stopping must be true, false or never, got {v['early_stopping']!r}")
+        check_choice("model", v["model"], model_names())
+        check_choice("prompt format", v["chat"], ("chat", "raw"))
         beams = number_input("beams", v["num_beams"], *BEAMS, integer=True)
         max_new = number_input("max new tokens", v["max_new_tokens"], *MAX_NEW, integer=True)
         alpha = number_input("α", v["length_penalty"])
@@ -100,11 +103,13 @@ def fill_outputs(p: SimpleNamespace) -> list[Any]:
 def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     """Wire the tab's events; returns the ones the page may chain or cancel."""
     # α and the α list, checked beside their controls as they are typed (``common.validate``)
+    checks = {"model": choice_check("model", model_names), "chat": choice_check("prompt format", lambda: ("chat", "raw")),
+              "num_beams": number_check("beams", *BEAMS, integer=True), "length_penalty": number_check("α"),
+              "early_stopping": choice_check("early stopping", lambda: tuple(EARLY_STOPPING)),
+              "max_new_tokens": number_check("max new tokens", *MAX_NEW, integer=True),
+              "alphas": lambda text, _v: parse_alphas(text), "by": choice_check("layout", lambda: ("hypothesis", "slot"))}
     watch(ctx.lang_state, {"num_beams": p.beams, "length_penalty": p.alpha, "max_new_tokens": p.max_new,
-                           "alphas": p.alphas},
-          {"num_beams": number_check("beams", *BEAMS, integer=True), "length_penalty": number_check("α"),
-           "max_new_tokens": number_check("max new tokens", *MAX_NEW, integer=True),
-           "alphas": lambda text, _v: parse_alphas(text)})
+                           "alphas": p.alphas}, checks)
 
     @guarded
     @gpu
@@ -136,7 +141,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
                                "by": p.by})
     run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
                          inputs, [p.tree, p.table, p.status, p.result], api_name="beam_run", concurrency_id="model",
-                         show_progress="minimal")
+                         show_progress="minimal", validator=validator(names, checks))
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
 
     def on_layout(v: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from decoding_lab.ui.beam.views import empty_tree
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.tab import TabContext
-from decoding_lab.ui.common.controls import CheckedSlider, model_prompt_row
+from decoding_lab.ui.common.controls import CheckedNumber, CheckedRadio, CheckedSlider, model_prompt_row
 
 BEAMS = (1, 8)        # beams a run may keep (the slider and the request check)
 MAX_NEW = (2, 64)     # new tokens a run may write
@@ -36,8 +36,8 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     p.model, p.prompt, p.chat = model_prompt_row(L, lang, "beam-", "What is the capital of France?")
     with gr.Row():
         p.beams = L(CheckedSlider(*BEAMS, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
-        p.alpha = L(gr.Number(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
-        p.early = L(gr.Radio(early_choices(lang), value="false", label=t(lang, "early_stopping"),
+        p.alpha = L(CheckedNumber(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
+        p.early = L(CheckedRadio(early_choices(lang), value="false", label=t(lang, "early_stopping"),
                              elem_id="beam-early"), "early_stopping", "choices", early_choices)
         p.max_new = L(CheckedSlider(*MAX_NEW, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
                       "max_new_tokens")
@@ -47,7 +47,7 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
         p.run = L(gr.Button(t(lang, "beam_run"), variant="primary", elem_id="beam-run"), "beam_run", "value")
         p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="beam-stop"), "stop", "value")
     p.status = gr.Markdown("", elem_id="beam-status")
-    p.by = L(gr.Radio(layout_choices(lang), value="hypothesis", label=tr(lang, "layout"), info=tr(lang, "layout_info"),
+    p.by = L(CheckedRadio(layout_choices(lang), value="hypothesis", label=tr(lang, "layout"), info=tr(lang, "layout_info"),
                       elem_id="beam-layout"), "beam.layout", "choices", layout_choices)
     p.tree = gr.Plot(empty_tree(lang), elem_id="beam-chart", show_label=False)
     p.note = L(gr.Markdown(t(lang, "beam_note")), "beam_note", "value")

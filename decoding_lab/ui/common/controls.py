@@ -135,12 +135,13 @@ def chat_choices(lang: str) -> list[tuple[str, str]]:
 
 def model_prompt_row(L: Labels, lang: str, prefix: str, prompt: str) -> tuple[Any, Any, Any]:
     """The model list, the prompt box and the prompt format in one row (Compare and Beam have
-    their own; the Explorer's is its picker). Element ids: ``<prefix>model``, ``-prompt``, ``-chat``."""
+    their own; the Explorer's is its picker). Element ids: ``<prefix>model``, ``-prompt``, ``-chat``.
+    The model and the format reach the handler unchecked: its request checks them by name."""
     with gr.Row():
-        model = L(gr.Dropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id=f"{prefix}model",
+        model = L(CheckedDropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id=f"{prefix}model",
                               scale=1), "model")
         box = L(gr.Textbox(prompt, label=t(lang, "prompt"), lines=2, elem_id=f"{prefix}prompt", scale=3), "prompt")
-        chat = L(gr.Radio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id=f"{prefix}chat", scale=1),
+        chat = L(CheckedRadio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id=f"{prefix}chat", scale=1),
                  "chat", "choices", chat_choices)
     return model, box, chat
 

@@ -29,12 +29,16 @@ MAX_MESSAGE = 400
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 
 
+def one_line(text: Any) -> str:
+    """The first line of ``text``, at most ``MAX_MESSAGE`` characters (for a place that shows
+    text as text, such as a control's refusal: nothing there is read as HTML)."""
+    line = (str(text).strip().splitlines() or [""])[0]
+    return line[: MAX_MESSAGE - 1] + "…" if len(line) > MAX_MESSAGE else line
+
+
 def plain(text: Any) -> str:
     """One line of escaped text, safe to show as HTML."""
-    line = (str(text).strip().splitlines() or [""])[0]
-    if len(line) > MAX_MESSAGE:
-        line = line[: MAX_MESSAGE - 1] + "…"
-    return _TAG_START.sub("&lt;", line)
+    return _TAG_START.sub("&lt;", one_line(text))
 
 
 #: The core's refusals of a value (``params.check_number`` and the order checks) in Chinese; the

@@ -132,7 +132,7 @@ ZH: dict[str, str] = {
     "stale_prompt": "模型或提示词已更改：请点击“重置”以使用新设置（继续单步仍沿用旧提示词）。",
     "settings_next": "设置从下一步开始生效。", "loading": "正在加载 {model}（首次可能需要一分钟）…",
     "busy": "此会话正在执行另一个操作；请稍候或点击“停止”。", "no_session": "暂无内容：请先点击“单步”或“重置”。",
-    "busy_title": "忙碌中", "error": "错误", "warning": "注意", "info": "提示", "bad_input": "输入无效：{msg}", "model_error": "模型错误：{msg}", "custom": "自定义",
+    "busy_title": "忙碌中", "error": "错误", "warning": "注意", "info": "信息", "bad_input": "输入无效：{msg}", "model_error": "模型错误：{msg}", "custom": "自定义",
     "cmp_intro": "用同一模型和提示词，并排运行 2–4 组解码设置。贪心列和采样列像推理服务那样合成一个批次运行"
                  "（每一步所有列共用一次前向计算）；每个束搜索列自成一个批次。", "cmp_columns": "列数", "cmp_strategy": "策略",
     "greedy": "贪心", "beam": "束搜索", "sample": "采样", "num_beams": "束宽", "length_penalty": "长度惩罚 α",

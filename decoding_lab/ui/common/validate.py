@@ -20,7 +20,7 @@ import gradio as gr
 
 from decoding_lab.errors import SettingsError, UserError
 from decoding_lab.params import PARAMS
-from decoding_lab.ui.common.errors import localised, plain
+from decoding_lab.ui.common.errors import localised, one_line
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.state import CUSTOM, as_number, number_input
 
@@ -82,7 +82,8 @@ def validator(names: Sequence[str], checks: Mapping[str, Check]) -> Callable[...
                     check(values[name], values)
                 out.append(gr.validate(True, ""))
             except UserError as e:
-                out.append(gr.validate(False, t(lang, "bad_input", msg=plain(localised(str(e), lang)))))
+                # gradio shows a refusal as text (never as HTML): what a visitor typed reads as typed
+                out.append(gr.validate(False, t(lang, "bad_input", msg=one_line(localised(str(e), lang)))))
         return out
 
     return validate

@@ -21,7 +21,9 @@ from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.compare import send, views
 from decoding_lab.ui.compare.request import MAX_NEW_TOKENS, ColumnSpec, CompareRequest
-from decoding_lab.ui.common.validate import number_check, param_check, watch
+from decoding_lab.settings import PRESET_ORDERS
+from decoding_lab.ui.common.controls import model_names
+from decoding_lab.ui.common.validate import Check, choice_check, number_check, param_check, validator, watch
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
 
 
@@ -60,6 +62,27 @@ def fill(p: SimpleNamespace, preset: dict[str, Any], lang: str) -> dict[Any, Any
 
 def fill_outputs(p: SimpleNamespace) -> list[Any]:
     return [p.model, p.prompt, p.chat, p.max_new, p.ncols, *[c[k] for c in p.cols for k in c]]
+
+
+def column_check(i: int, key: str) -> Check:
+    """Column ``i``'s ``key`` as the request reads it: a knob the column's strategy hides is not
+    read (``ColumnSpec.from_values``), so it is not checked either."""
+    def check(value: Any, values: dict[str, Any]) -> Any:
+        if key in SAMPLE_ONLY and values.get(f"c{i}_strategy") != "sample":
+            return value
+        return param_check(key)(value, values)
+    return check
+
+
+def run_checks() -> dict[str, Check]:
+    """What Run checks beside each control before it starts (``common.validate``); the request
+    checks the same again, and the beam knobs, for API callers."""
+    return {"model": choice_check("model", model_names), "chat": choice_check("prompt format", lambda: ("chat", "raw")),
+            "ncols": number_check("columns", 2, MAX_COLS, integer=True),
+            "max_new_tokens": number_check("max new tokens", 1, MAX_NEW_TOKENS, integer=True),
+            **{f"c{i}_strategy": choice_check("strategy", lambda: ("greedy", "beam", "sample")) for i in range(MAX_COLS)},
+            **{f"c{i}_order": choice_check("stage order", lambda: tuple(PRESET_ORDERS)) for i in range(MAX_COLS)},
+            **{f"c{i}_{k}": column_check(i, k) for i in range(MAX_COLS) for k in SETTING_COL_KEYS}}
 
 
 def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
@@ -127,14 +150,12 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     inputs, names = inputs_of(run_in)
     run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
                          inputs, [*p.outs, p.entropy, p.table, p.results, p.request], api_name="compare_run",
-                         concurrency_id="model", show_progress="minimal")
+                         concurrency_id="model", show_progress="minimal", validator=validator(names, run_checks()))
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")
     # each column's settings, checked beside their controls as they are typed (``common.validate``)
     watch(ctx.lang_state, {"ncols": p.ncols, "max_new_tokens": p.max_new,
-                           **{f"c{i}_{k}": c[k] for i, c in enumerate(p.cols) for k in SETTING_COL_KEYS}},
-          {"ncols": number_check("columns", 2, MAX_COLS, integer=True),
-           "max_new_tokens": number_check("max new tokens", 1, MAX_NEW_TOKENS, integer=True),
-           **{f"c{i}_{k}": param_check(k) for i in range(len(p.cols)) for k in SETTING_COL_KEYS}})
+                           **{f"c{i}_{k}": c[k] for i, c in enumerate(p.cols) for k in ("strategy", *SETTING_COL_KEYS)}},
+          run_checks())
 
     def on_ncols(v: dict[str, Any]) -> dict[Any, Any]:
         return {g: gr.update(visible=i < int(v["n"])) for i, g in enumerate(p.groups)}

@@ -12,7 +12,7 @@ import gradio as gr
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common import plots
-from decoding_lab.ui.common.controls import CheckedSlider, param_control
+from decoding_lab.ui.common.controls import CheckedDropdown, CheckedRadio, CheckedSlider, param_control
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import DEFAULTS, Labels
@@ -88,12 +88,12 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
 def _column(L: Labels, lang: str, i: int) -> dict[str, Any]:
     """Column ``i``'s controls, keyed like ``COL_KEYS``, with its preset values."""
     p = {**DEFAULTS, "order": "transformers", "num_beams": 4, "length_penalty": 1.0, **PRESET_COLS[i]}
-    c = {"strategy": L(gr.Radio(strategy_choices(lang), value=p["strategy"], label=t(lang, "cmp_strategy"),
+    c = {"strategy": L(CheckedRadio(strategy_choices(lang), value=p["strategy"], label=t(lang, "cmp_strategy"),
                                 elem_id=f"cmp{i}-strategy"), "cmp_strategy", "choices", strategy_choices)}
     c["not_sampling"] = L(gr.Markdown(tr(lang, "not_sampling"), elem_id=f"cmp{i}-not-sampling",
                                       visible=p["strategy"] != "sample"), "compare.not_sampling", "value")
     c.update(_setting_controls(L, lang, i, p))
-    c["order"] = L(gr.Dropdown(list(PRESET_ORDERS), value=p["order"], label=t(lang, "order_preset"),
+    c["order"] = L(CheckedDropdown(list(PRESET_ORDERS), value=p["order"], label=t(lang, "order_preset"),
                                elem_id=f"cmp{i}-order", min_width=100), "order_preset")
     with gr.Row():
         c["num_beams"] = L(gr.Number(p["num_beams"], precision=0, label=t(lang, "num_beams"), elem_id=f"cmp{i}-beams",

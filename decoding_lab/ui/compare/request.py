@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from decoding_lab.params import PARAMS
-from decoding_lab.settings import SamplingSettings
+from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 from decoding_lab.stages import SettingsError
+from decoding_lab.ui.common.controls import model_names
 from decoding_lab.ui.common.state import as_number, number_input
+from decoding_lab.ui.common.validate import check_choice
 from decoding_lab.ui.compare import views
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
 
@@ -29,9 +31,8 @@ class ColumnSpec:
     @classmethod
     def from_values(cls, v: dict[str, Any]) -> "ColumnSpec":
         """One column's control values, keyed like ``COL_KEYS``. Raises ``SettingsError``."""
-        strategy = v["strategy"]
-        if strategy not in ("greedy", "beam", "sample"):
-            raise SettingsError(f"strategy must be greedy, beam or sample, got {strategy!r}")
+        strategy = check_choice("strategy", v["strategy"], ("greedy", "beam", "sample"))
+        check_choice("stage order", v["order"], tuple(PRESET_ORDERS))
 
         def num(key: str) -> Any:
             x = as_number(key, v.get(key))  # None -> a clear "is empty" error; whole floats -> int
@@ -93,6 +94,8 @@ class CompareRequest:
 
     @classmethod
     def from_inputs(cls, v: dict[str, Any]) -> "CompareRequest":
+        check_choice("model", v["model"], model_names())
+        check_choice("prompt format", v["chat"], ("chat", "raw"))
         ncols = int(number_input("columns", v["ncols"], 2, MAX_COLS, integer=True))
         max_new = number_input("max new tokens", v["max_new_tokens"], 1, MAX_NEW_TOKENS, integer=True)
         columns = tuple(ColumnSpec.from_values(column_inputs(v, i)) for i in range(ncols))
