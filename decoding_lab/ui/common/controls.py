@@ -17,53 +17,42 @@ from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.state import Labels, control_value
 
 
-# ----------------------------------------------------------------------------- raw numbers
-# Gradio's own Slider and Number check and round a value before the handler runs, and what an
-# API caller sends there ("abc", null, NaN, Infinity, 1.5 for a whole number) fails inside
-# gradio with a generic error ("Value inf is greater than maximum value 2.0", or no message at
-# all), or is silently rounded. An event's ``validator=`` does not help: gradio runs it on the
-# *preprocessed* values, so it never sees them. These two hand the value to the handler as sent;
-# the handler's check (``state.as_number`` for the parameter table, ``state.number_input`` for a
-# tab's own box) then names the field. ``is_template`` is how gradio's own templates reuse a
-# component's front end: the browser shows the ordinary slider and box, with their ranges.
-class CheckedSlider(gr.Slider):
+# ----------------------------------------------------------------------------- raw values
+# Gradio's own Slider, Number, Dropdown and Radio check a value while they read the inputs,
+# before the handler and before an event's validator run: what an API caller sends there ("abc",
+# null, NaN, Infinity, 1.5 for a whole number, a choice that is not offered) fails inside gradio
+# with a generic error ("Value inf is greater than maximum value 2.0", a bare "400 Bad Request"
+# when a validator is attached, or no message at all), or is silently rounded. These hand the
+# value on as sent; the event's validator (``common.validate``) and the handler's request check
+# it and name the field. ``is_template`` is how gradio's own templates reuse a component's front
+# end: the browser shows the ordinary slider, box, list and radio, with their ranges and choices.
+class _AsSent:
+    """Mixin: the component's value reaches the validator and the handler unchecked."""
+
+    is_template = True
+
+    def get_block_name(self) -> str:
+        """The gradio component it reuses in the browser (gradio reads the first base class)."""
+        return next(c for c in type(self).__mro__ if c.__module__.startswith("gradio.")).__name__.lower()
+
+    def preprocess(self, payload: Any) -> Any:
+        return payload
+
+
+class CheckedSlider(_AsSent, gr.Slider):
     """``gr.Slider`` whose value reaches the handler unchecked (see above)."""
 
-    is_template = True
 
-    def preprocess(self, payload: Any) -> Any:
-        return payload
-
-
-class CheckedNumber(gr.Number):
+class CheckedNumber(_AsSent, gr.Number):
     """``gr.Number`` whose value reaches the handler unchecked and unrounded (see above)."""
 
-    is_template = True
 
-    def preprocess(self, payload: Any) -> Any:
-        return payload
-
-
-# The same for a choice: gradio refuses a value that is not among a dropdown's or radio's
-# choices while it reads the inputs, before an event's validator runs, and answers an API caller
-# with a bare "400 Bad Request". These hand the value on; the event's validator and the handler
-# check it against the choices (``validate.choice_check``) and name it.
-class CheckedDropdown(gr.Dropdown):
-    """``gr.Dropdown`` whose value reaches the validator and the handler unchecked."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        return payload
+class CheckedDropdown(_AsSent, gr.Dropdown):
+    """``gr.Dropdown`` whose value reaches the validator and the handler unchecked (see above)."""
 
 
-class CheckedRadio(gr.Radio):
-    """``gr.Radio`` whose value reaches the validator and the handler unchecked."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        return payload
+class CheckedRadio(_AsSent, gr.Radio):
+    """``gr.Radio`` whose value reaches the validator and the handler unchecked (see above)."""
 
 
 def elem_id(p: Param, prefix: str = "") -> str:
