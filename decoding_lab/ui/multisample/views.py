@@ -40,13 +40,14 @@ def best_figure(result: Mapping[str, Any], lang: str = "en") -> go.Figure:
     fig = go.Figure()
     sampled = [t for t in truncations(result) if any(c["truncation"] == t and c["temperature"] > 0
                                                      for c in result["cells"])]
-    lines = [(None, tr(lang, "any"))] + ([(t, t) for t in sampled] if len(sampled) > 1 else [])
+    lines = [(None, tr(lang, "any"))] + ([(t, shown(t, lang)) for t in sampled] if len(sampled) > 1 else [])
     for trunc, name in lines:
         best = best_by_k(result, trunc)
         ks = sorted(best)
         fig.add_trace(go.Scatter(
             x=ks, y=[best[k]["temperature"] for k in ks], mode="lines+markers", name=name,
-            line_shape="hv", customdata=[[best[k]["pass"], best[k]["stderr"], best[k]["truncation"]] for k in ks],
+            line_shape="hv", customdata=[[best[k]["pass"], best[k]["stderr"], shown(best[k]["truncation"], lang)]
+                                         for k in ks],
             hovertemplate="k=%{x}<br>T=%{y}<br>pass@k=%{customdata[0]:.3f} ± %{customdata[1]:.3f}"
                           "<br>%{customdata[2]}<extra></extra>"))
     fig.update_layout(title=tr(lang, "best_title"), xaxis_title="k", yaxis_title=tr(lang, "best_axis"),
