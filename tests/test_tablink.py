@@ -35,7 +35,7 @@ def test_a_link_sets_back_what_a_person_could_type(link):
 @pytest.mark.parametrize("name, value, says", [
     ("beams", 9, "outside"), ("beams", 2.5, "whole"), ("beams", True, "not a number"),
     ("c1.temperature", -3, "c1.temperature"),          # the parameter table's own check, named
-    ("c1.temperature", float("nan"), "not a number"), ("kind", "telepathy", "choices"),
+    ("c1.temperature", float("nan"), "not a number"), ("kind", "telepathy", "must be one of regex, preset"),
     ("paths", ["c"], "choices"), ("early", "yes", "true or false"), ("prompt", 7, "text"),
     ("note", "x", "cannot be set"),
 ])

@@ -19,6 +19,7 @@ import gradio as gr
 
 from decoding_lab.errors import SettingsError
 from decoding_lab.params import PARAMS
+from decoding_lab.ui.common.validate import check_choice, choice_values
 
 MAX_TEXT = 4000      # a prompt or a grammar in a link
 MAX_LINK = 16_000    # the whole JSON of one tab
@@ -63,7 +64,7 @@ def settable(comp: Any) -> bool:
 
 
 def _choices(comp: Any) -> list[Any]:
-    return [c[1] if isinstance(c, (tuple, list)) else c for c in (getattr(comp, "choices", None) or [])]
+    return choice_values(getattr(comp, "choices", None))
 
 
 def check_value(name: str, comp: Any, value: Any) -> Any:
@@ -94,9 +95,9 @@ def check_value(name: str, comp: Any, value: Any) -> Any:
             raise SettingsError(f"{name}: {value!r} is not true or false")
         return value
     if isinstance(comp, (gr.Dropdown, gr.Radio)):
-        if value not in _choices(comp) and not getattr(comp, "allow_custom_value", False):
-            raise SettingsError(f"{name}: {str(value)[:60]!r} is not one of the choices")
-        return value
+        if getattr(comp, "allow_custom_value", False):
+            return value
+        return check_choice(name, value, _choices(comp))
     if isinstance(comp, (gr.Textbox, gr.Code)):
         if not isinstance(value, str):
             raise SettingsError(f"{name}: not a text")

@@ -28,10 +28,15 @@ from decoding_lab.ui.common.state import CUSTOM, as_number, number_input
 Check = Callable[[Any, Mapping[str, Any]], Any]
 
 
+def choice_values(choices: Sequence[Any] | None) -> list[Any]:
+    """The values of a control's choices (plain values, or gradio's (label, value) pairs)."""
+    return [c[1] if isinstance(c, (tuple, list)) else c for c in (choices or [])]
+
+
 def check_choice(label: str, value: Any, choices: Sequence[Any]) -> Any:
     """``value`` if it is one of ``choices`` (plain values, or (label, value) pairs), else a
     ``SettingsError`` that names the field and lists what it can be."""
-    values = [c[1] if isinstance(c, (tuple, list)) else c for c in choices]
+    values = choice_values(choices)
     if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value in values:
         return value
     raise SettingsError(f"{label} must be one of {', '.join(map(str, values))[:200]}; got {str(value)[:40]!r}")
