@@ -294,3 +294,18 @@ def test_temperature_zero_tab_shows_the_two_engines_part(client):
         tokens=6, variants=["float32, cached", "llama.cpp kernels, same GGUF"], api_name="/determinism_run")
     assert "The capital of France is" in html_out
     assert "llama.cpp kernels, same GGUF</b>: first differs at step 0" in html_out
+
+
+@pytest.mark.parametrize("bad, words", [
+    (dict(prompt="   "), "prompt is empty"),
+    (dict(variants=["float32, cached"]), "at least two numerical paths"),
+    (dict(tokens=10_000), "new tokens must be <= "),
+    (dict(chat="poem"), "prompt format must be one of chat, raw"),
+    (dict(model="no-such-model"), "model must be one of"),
+])
+def test_temperature_zero_refuses_bad_input_by_name(client, bad, words):
+    """The Run's validator refuses each bad field before any path runs; the tab still runs after."""
+    args = dict(model="smollm2-135m-instruct", hub="", chat="chat", prompt="What is 2+2?", tokens=4,
+                variants=["float32, cached", "float32, full recompute"])
+    with pytest.raises(ValidationError, match=words):
+        client.predict(**{**args, **bad}, api_name="/determinism_run")

@@ -80,15 +80,21 @@ def test_bad_regex_is_a_message_and_steps_survive(page):
     page.get_by_label("regex").first.check()
     page.fill("#grammar-text textarea", "([0-9]+")
     page.click("#grammar-step-btn")
-    page.wait_for_selector(".toast-body.error", timeout=60_000)
-    message = page.inner_text(".toast-body.error")
-    assert "regex" in message.lower() or "parse" in message.lower() or "grammar" in message.lower()
+    # the compile error is written under the grammar box, once: no toast, no other block marked
+    page.wait_for_function("(document.querySelector('#grammar-text .validation-error') || {}).innerText",
+                           timeout=60_000)
+    message = page.inner_text("#grammar-text .validation-error")
+    assert "invalid regex '([0-9]+'" in message
+    assert page.locator(".toast-body.error").count() == 0
+    marked = page.evaluate("[...document.querySelectorAll('.validation-error')].map(e => (e.closest('[id]') || {}).id)")
+    assert set(marked) == {"grammar-text"} and page.locator("div.validation-error").count() == 1
     assert page.evaluate(SPANS) == before  # the earlier run is still on screen
     page.screenshot(path=str(SHOTS / "grammar_bad_regex.png"), full_page=True)
-    # fixing the regex starts a fresh run that works
+    # fixing the regex starts a fresh run that works, and the message goes
     page.fill("#grammar-text textarea", "[0-9]+")
     page.click("#grammar-step-btn")
     page.wait_for_function(f"{SPANS} === 1")
+    assert page.locator("#grammar-text .validation-error").count() == 0
 
 
 def test_constrained_vs_free_and_healing(page, smollm):

@@ -130,10 +130,14 @@ def test_lone_surrogates_are_refused_by_name(app_url):
     assert ok                                         # the server is still serving
 
 
-def test_markup_in_a_constraint_comes_back_escaped(app_url):
-    """The error echoes the regex; what a browser would render as a tag arrives as ``&lt;``."""
+def test_markup_in_a_constraint_is_refused_by_name_as_sent(app_url):
+    """The regex is compiled by the Step's validator: the refusal names the grammar field and
+    echoes the regex exactly as sent, as JSON data (the page shows a validator's message as
+    text, never as markup: ``test_hostile_browser.test_markup_in_a_grammar_shows_text_only``)."""
     sh = uuid.uuid4().hex[:10]
     payload = '<img src=x onerror=alert(1)><a href="https://evil.example">['
     ok, err = raw_call(app_url, "grammar_step", {**GRAMMAR_ARGS, "kind": "regex", "constraint": payload}, sh)
-    assert not ok and "invalid regex" in err
-    assert "<img" not in err and "<a " not in err and "&lt;img" in err
+    assert not ok and err.startswith("constraint: ") and "invalid regex" in err
+    assert payload in err and err.count("constraint:") == 1   # one message, on the one field at fault
+    ok, _ = raw_call(app_url, "grammar_step", GRAMMAR_ARGS, sh)
+    assert ok                                         # the visitor's tab still steps

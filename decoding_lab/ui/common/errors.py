@@ -53,6 +53,12 @@ _ZH_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(a), b)
     (r"^(.+?) is empty: give a number$", r"\1 为空：请填一个数"),
     (r"^unknown stage (.+?); known stages: (.+)$", r"未知的阶段 \1；已知的阶段：\2"),
     (r"^stage order names (.+) more than once$", r"阶段顺序里 \1 出现了不止一次"),
+    (r"^(.+?) must be one of (.+); got (.+)$", r"\1 必须是以下之一：\2；收到的是 \3"),
+    (r"^the prompt is empty(: type some text first)?$", r"提示词为空：请先输入文字"),
+    (r"^choose at least two numerical paths to compare$", r"请至少选两条数值路径来比较"),
+    (r"^invalid regex (.+?): (.+)$", r"无效的正则 \1：\2"),
+    (r"^the grammar compiler is busy with (\d+) other grammar\(s\); try again in a moment (.*)$",
+     r"语法编译器正忙于另外 \1 个语法；请稍后再试 \2"),
 ))
 
 

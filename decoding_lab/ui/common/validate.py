@@ -66,6 +66,13 @@ def choice_check(label: str, choices: Callable[[], Sequence[Any]]) -> Check:
     return check
 
 
+def model_check(value: Any, values: Mapping[str, Any]) -> Any:
+    """The model picker: one of the listed models, unless a Hub id typed beside it wins."""
+    from decoding_lab.ui.common.controls import model_names
+    hub = values.get("hub_id", values.get("hub"))
+    return value if isinstance(hub, str) and hub.strip() else check_choice("model", value, model_names())
+
+
 def number_check(label: str, lo: float | None = None, hi: float | None = None, integer: bool = False) -> Check:
     """A tab's own number control (``state.number_input``)."""
     return lambda value, _values: number_input(label, value, lo, hi, integer=integer)

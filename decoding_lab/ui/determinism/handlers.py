@@ -15,7 +15,7 @@ from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.state import number_input, values_from_settings
-from decoding_lab.ui.common.validate import number_check, watch
+from decoding_lab.ui.common.validate import check_choice, choice_check, model_check, number_check, validator, watch
 from decoding_lab.ui.determinism.layout import TOKENS
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
 from decoding_lab.ui.determinism.strings import tr
@@ -34,25 +34,39 @@ class GreedyRequest:
     tokens: int
     variants: tuple[str, ...]
 
+    @staticmethod
+    def check_prompt(prompt: Any) -> str:
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise SettingsError("the prompt is empty")
+        return prompt
+
+    @staticmethod
+    def check_variants(chosen: Any) -> list[str]:
+        if not isinstance(chosen, (list, tuple)) or len(chosen) < 2:
+            raise SettingsError("choose at least two numerical paths to compare")
+        return list(chosen)
+
     @classmethod
     def from_inputs(cls, v: dict[str, Any]) -> "GreedyRequest":
         """``v``: the event's named inputs (``model``, ``hub``, ``chat``, ``prompt``, ``tokens``,
         ``variants``). Raises ``SettingsError``."""
-        if not (v.get("prompt") or "").strip():
-            raise SettingsError("the prompt is empty")
-        chosen = v.get("variants") or []
-        if len(chosen) < 2:
-            raise SettingsError("choose at least two numerical paths to compare")
+        cls.check_prompt(v.get("prompt"))
+        cls.check_variants(v.get("variants"))
+        check_choice("prompt format", v.get("chat"), ("chat", "raw"))
         return cls(lang=v.get("lang") or "en", model=(v.get("hub") or "").strip() or (v.get("model") or ""),
                    chat=v.get("chat") or "", prompt=v["prompt"], tokens=int(number_input("new tokens", v.get("tokens"), *TOKENS, integer=True)),
-                   variants=tuple(name for name in VARIANTS if name in chosen))
+                   variants=tuple(name for name in VARIANTS if name in v["variants"]))
 
 
 def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     """Attach the run button; the model choice is the Explorer's (``ctx.picker``)."""
     p = ctx.picker
     stops = StopRequests()
-    watch(ctx.lang_state, {"tokens": ui.tokens}, {"tokens": number_check("new tokens", *TOKENS, integer=True)})
+    checks = {"model": model_check, "chat": choice_check("prompt format", lambda: ("chat", "raw")),
+              "prompt": lambda text, _v: GreedyRequest.check_prompt(text),
+              "tokens": number_check("new tokens", *TOKENS, integer=True),
+              "variants": lambda chosen, _v: GreedyRequest.check_variants(chosen)}
+    watch(ctx.lang_state, {"tokens": ui.tokens}, checks)
 
     @guarded
     def on_run(v: dict) -> Iterator[dict]:
@@ -86,7 +100,8 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub": p.hub, "chat": p.chat,
                                "prompt": ui.prompt, "tokens": ui.tokens, "variants": ui.variants})
     run = ui.run.click(gated(named(on_run, names), ctx.jobs), inputs, [ui.result, ui.plot, ui.last, ui.run_id],
-                       api_name="determinism_run", concurrency_id="model")  # one model job per tab at a time
+                       api_name="determinism_run", concurrency_id="model",  # one model job per tab at a time
+                       validator=validator(names, checks))
     stop = ui.stop.click(stops.request, [ui.run_id], None, api_visibility="private", concurrency_limit=None)
     return {"run": run, "stop": stop}
 

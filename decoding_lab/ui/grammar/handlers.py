@@ -30,9 +30,9 @@ from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
-from decoding_lab.ui.common.validate import number_check, param_check, watch
-from decoding_lab.ui.grammar.session import (DEFAULT_PRESET, STEP_TOKENS, GrammarRequest, GrammarSession, load_model,
-                                             model_name, new_session)
+from decoding_lab.ui.common.validate import check_choice, choice_check, model_check, number_check, param_check, validator, watch
+from decoding_lab.ui.grammar.session import (CMP_N, CMP_TOKENS, DEFAULT_PRESET, N_STEPS, STEP_TOKENS, GrammarRequest,
+                                             GrammarSession, compiled_constraint, load_model, model_name, new_session)
 from decoding_lab.ui.grammar.strings import KINDS, tr
 from decoding_lab.ui.grammar.views import compare_html, healing_views, preset_source, step_views
 
@@ -152,6 +152,31 @@ def advance(lang: str, session: GrammarSession, n: int) -> None:
             break
 
 
+def constraint_check(field: str):
+    """The constraint compiled before the event runs, so a bad regex, schema or grammar is
+    painted under the box that holds it (the grammar box, or the preset list for a preset);
+    the handler then finds it compiled (``session.compiled_constraint``)."""
+    def check(value: Any, values: dict[str, Any]) -> Any:
+        kind = values.get("kind")
+        if kind not in KINDS or (kind == "preset") != (field == "preset"):
+            return value   # a bad kind is the kind's own message; the other box is not in use
+        return compiled_constraint(kind, values.get("preset"), values.get("constraint"))
+    return check
+
+
+def checks(compare: bool = False) -> dict[str, Any]:
+    """What the model events check beside each control before they run (``common.validate``):
+    the same checks ``GrammarRequest.from_inputs`` applies, in the same words."""
+    lo, hi = CMP_TOKENS if compare else STEP_TOKENS
+    return {"model": model_check, "kind": choice_check("constraint kind", lambda: KINDS),
+            "preset": constraint_check("preset"), "constraint": constraint_check("constraint"),
+            "chat": choice_check("prompt format", lambda: ("chat", "raw")),
+            "temperature": param_check("temperature"), "seed": param_check("seed"),
+            "max_new_tokens": number_check("max new tokens" if compare else "token budget", lo, hi, integer=True),
+            "n_steps": number_check("N (steps)", *N_STEPS, integer=True),
+            "n": number_check("samples per side", *CMP_N, integer=True)}
+
+
 def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
     """Attach the tab's events; returns them by name. The model choice is the Explorer's
     (``ctx.picker``); ``ctx.jobs`` bounds the model jobs one browser tab runs at once."""
@@ -173,6 +198,7 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
 
     @guarded
     def on_kind(v: dict) -> dict:
+        check_choice("constraint kind", v["kind"], KINDS)
         if v["kind"] == "preset":
             name = v["preset"] or DEFAULT_PRESET
             return {ui.text: gr.update(value=preset_source(name), interactive=False),
@@ -209,12 +235,14 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
 
     inputs, names = inputs_of(spec)
     model = {**grammar_group, "show_progress_on": [ui.generated]}
+    step_checks = checks()
     events["reset"] = ui.reset.click(grammar_event(on_reset, names), inputs, step_out, api_name="grammar_reset",
-                                     **model)
-    events["step"] = ui.step.click(grammar_event(on_step, names), inputs, step_out, api_name="grammar_step", **model)
+                                     validator=validator(names, step_checks), **model)
+    events["step"] = ui.step.click(grammar_event(on_step, names), inputs, step_out, api_name="grammar_step",
+                                   validator=validator(names, step_checks), **model)
     inputs, names = inputs_of({**spec, "n_steps": ui.n_steps})
     events["step_n"] = ui.step_n.click(grammar_event(on_step, names), inputs, step_out, api_name="grammar_step_n",
-                                       show_progress="minimal", **model)
+                                       show_progress="minimal", validator=validator(names, step_checks), **model)
 
     stops = StopRequests()
 
@@ -257,13 +285,15 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
     inputs, names = inputs_of({**cmp, "n": ui.cmp_n, "max_new_tokens": ui.cmp_tokens})
     events["compare"] = ui.cmp_run.click(grammar_event(on_compare, names), inputs,
                                          [ui.cmp_last, ui.cmp_summary, ui.cmp_view, ui.cmp_run_id],
-                                         api_name="grammar_compare", show_progress_on=[ui.cmp_view], **grammar_group)
+                                         api_name="grammar_compare", show_progress_on=[ui.cmp_view],
+                                         validator=validator(names, checks(compare=True)), **grammar_group)
     # Stop runs at once (no slot): it only marks the run, which ends after its current step.
     ui.cmp_stop.click(stops.request, [ui.cmp_run_id], None, api_visibility="private", concurrency_limit=None)
 
     def on_heal(v: dict) -> dict:
         from decoding_lab.experiments.constrained_vs_free import answer_prefix_ids
         from decoding_lab.grammar import healing_demo
+        check_choice("prompt format", v["chat"], ("chat", "raw"))
         lm, chat_mode = load_model(model_name(v["model"], v["hub_id"]), v["chat"])
         d = healing_demo(lm, answer_prefix_ids(lm, v["prompt"] or "", v["prefix"] or "", chat_mode), top_n=HEAL_ROWS)
         summary, without, with_h = healing_views(v["lang"], d)
@@ -273,5 +303,7 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
                                "chat": ui.chat, "prefix": ui.heal_prefix})
     events["heal"] = ui.heal_run.click(model_event(on_heal, names), inputs,
                                        [ui.heal_last, ui.heal_summary, ui.heal_without, ui.heal_with],
-                                       api_name="grammar_heal", concurrency_id="model")
+                                       api_name="grammar_heal", concurrency_id="model",
+                                       validator=validator(names, {"model": model_check,
+                                                                   "chat": checks()["chat"]}))
     return events

@@ -11,7 +11,7 @@ import gradio as gr
 
 from decoding_lab.grammar import PRESETS, preset_prompt
 from decoding_lab.params import PARAMS
-from decoding_lab.ui.common.controls import CheckedNumber, CheckedSlider
+from decoding_lab.ui.common.controls import CheckedDropdown, CheckedNumber, CheckedRadio, CheckedSlider
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
 from decoding_lab.ui.grammar.session import CMP_N, CMP_TOKENS, DEFAULT_PRESET, N_STEPS, STEP_TOKENS
@@ -32,16 +32,16 @@ def layout(L: Labels, lang: str) -> SimpleNamespace:
     ui.intro = label(gr.Markdown(tr(lang, "intro"), elem_id="grammar-intro"), "intro", "value")
     with gr.Row():
         with gr.Column(scale=1, min_width=320):
-            ui.kind = label(gr.Radio(kind_choices(lang), value="preset", label=tr(lang, "kind"), elem_id="grammar-kind"),
+            ui.kind = label(CheckedRadio(kind_choices(lang), value="preset", label=tr(lang, "kind"), elem_id="grammar-kind"),
                             "kind", "choices", kind_choices)
-            ui.preset = label(gr.Dropdown(list(PRESETS), value=first, label=tr(lang, "preset"),
+            ui.preset = label(CheckedDropdown(list(PRESETS), value=first, label=tr(lang, "preset"),
                                           elem_id="grammar-preset"), "preset")
             ui.text = label(gr.Textbox(preset_source(first), label=tr(lang, "text"), info=tr(lang, "text_info"),
                                        lines=6, max_lines=10, interactive=False, elem_id="grammar-text"), "text")
         with gr.Column(scale=1, min_width=320):
             ui.prompt = label(gr.Textbox(preset_prompt(first), label=tr(lang, "prompt"), lines=3,
                                          elem_id="grammar-prompt"), "prompt")
-            ui.chat = label(gr.Radio(chat_choices(lang), value="chat", label=tr(lang, "chat"), elem_id="grammar-chat"),
+            ui.chat = label(CheckedRadio(chat_choices(lang), value="chat", label=tr(lang, "chat"), elem_id="grammar-chat"),
                             "chat", "choices", chat_choices)
             with gr.Row():
                 ui.temperature = label(CheckedSlider(*PARAMS["temperature"].slider_range, value=0.7, step=0.05,

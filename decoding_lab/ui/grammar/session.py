@@ -17,7 +17,9 @@ prompt's forward pass take a slot, so a slow grammar never delays another visito
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,8 @@ from decoding_lab.settings import SamplingSettings
 from decoding_lab.ui.common.runtime import model_slot, on_model
 from decoding_lab.ui.common.session import Session
 from decoding_lab.ui.common.state import as_number, number_input
+from decoding_lab.ui.common.validate import check_choice
+from decoding_lab.ui.grammar.strings import KINDS
 
 TOP_N = 40            # rows of the raw distribution each trace keeps (the forbidden table reads them)
 DEFAULT_PRESET = "json-person"
@@ -48,6 +52,32 @@ def make_constraint(kind: str, preset_name: str | None, text: str | None) -> Con
     if kind == "preset":
         return preset(preset_name or DEFAULT_PRESET)
     return build_constraint(kind, text or "")
+
+
+#: Constraints compiled lately, by source: the Run's validator compiles a constraint to check it
+#: (its error is painted under the grammar box) and the handler that runs next finds it here
+#: instead of compiling it again. A ``Constraint`` is immutable (its grammar text and the engine's
+#: checked form), so visitors may share one, as they share the model's weights; the matcher a
+#: session steps with is built per session (``GrammarMask``). Failures are not kept: a busy pool
+#: or a timeout must be able to succeed on the next try.
+_COMPILED: "OrderedDict[tuple[str, str], Constraint]" = OrderedDict()
+_COMPILED_LOCK = threading.Lock()
+COMPILED_KEEP = 32
+
+
+def compiled_constraint(kind: str, preset_name: str | None, text: str | None) -> Constraint:
+    """``make_constraint`` in the bounded grammar pool, remembered by source (see ``_COMPILED``)."""
+    source = constraint_source(kind, preset_name, text)
+    with _COMPILED_LOCK:
+        if source in _COMPILED:
+            _COMPILED.move_to_end(source)
+            return _COMPILED[source]
+    constraint = bounded(make_constraint, kind, preset_name, text)
+    with _COMPILED_LOCK:
+        _COMPILED[source] = constraint
+        while len(_COMPILED) > COMPILED_KEEP:
+            _COMPILED.popitem(last=False)
+    return constraint
 
 
 def settings_of(temperature: Any, seed: Any) -> SamplingSettings:
@@ -96,7 +126,8 @@ class GrammarRequest:
         where the event has them, ``n_steps`` / ``n``), as the API sent them: every number is
         checked by name. The constraint is compiled in the grammar pool, unless ``known`` (the
         visitor's session) was built from the same one. Raises ``GrammarError`` / ``SettingsError``."""
-        kind = values.get("kind") or ""
+        kind = check_choice("constraint kind", values.get("kind"), KINDS)
+        check_choice("prompt format", values.get("chat"), ("chat", "raw"))
         preset_name, text = values.get("preset"), values.get("constraint") or ""
         settings = settings_of(values.get("temperature"), values.get("seed"))
         compare = "n" in values
@@ -109,7 +140,7 @@ class GrammarRequest:
         if known is not None and known.source == source:
             constraint = known.compiled
         else:  # in the bounded compile pool, with its time limit (``grammar.compile``); no model slot
-            constraint = bounded(make_constraint, kind, preset_name, text)
+            constraint = compiled_constraint(kind, preset_name, text)
         return cls(lang=values.get("lang") or "en", model=model_name(values.get("model"), values.get("hub_id")),
                    kind=kind, preset=preset_name, text=text, prompt=values.get("prompt") or "",
                    chat=values.get("chat") or "", settings=settings, max_new_tokens=budget, constraint=constraint,

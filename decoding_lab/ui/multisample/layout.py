@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from decoding_lab.ui.common.controls import CheckedSlider
+from decoding_lab.ui.common.controls import CheckedDropdown, CheckedNumber, CheckedSlider
 
 from decoding_lab.experiments import tilt_run as TR
 from decoding_lab.ui.common.sessions import session_state
@@ -78,14 +78,14 @@ def tilt_section(lang: str, L: Labels) -> SimpleNamespace:
     with gr.Column(elem_id="ms-tilt"):
         ui.head = label(gr.Markdown(tr_tilt(lang, "head"), elem_id="ms-tilt-intro", latex_delimiters=[]), "head", "value")
         with gr.Row():
-            ui.problem = label(gr.Dropdown(tilt.problem_choices(), value=D["problem"], label=tr_tilt(lang, "problem"),
-                                           elem_id="ms-tilt-problem", scale=2), "problem")
-            ui.eta = label(gr.Number(D["eta"], label=tr_tilt(lang, "eta"), elem_id="ms-tilt-eta", scale=1), "eta")
+            ui.problem = label(CheckedDropdown(tilt.problem_choices(), value=D["problem"], label=tr_tilt(lang, "problem"),
+                                               elem_id="ms-tilt-problem", scale=2), "problem")
+            ui.eta = label(CheckedNumber(D["eta"], label=tr_tilt(lang, "eta"), elem_id="ms-tilt-eta", scale=1), "eta")
             ui.temperature = label(CheckedSlider(0, TR.MAX_T, value=D["temperature"], step=0.05,
                                              label=tr_tilt(lang, "temperature"), elem_id="ms-tilt-T", scale=2),
                                    "temperature")
-            ui.seed = label(gr.Number(D["seed"], precision=0, label=tr_tilt(lang, "seed"), elem_id="ms-tilt-seed",
-                                      scale=1), "seed")
+            ui.seed = label(CheckedNumber(D["seed"], step=1, label=tr_tilt(lang, "seed"), elem_id="ms-tilt-seed",
+                                          scale=1), "seed")
         with gr.Row():
             ui.top_m = label(CheckedSlider(1, TR.MAX_TOP_M, value=D["top_m"], step=1, label=tr_tilt(lang, "top_m"),
                                        elem_id="ms-tilt-top-m"), "top_m")

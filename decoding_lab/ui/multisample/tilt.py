@@ -25,7 +25,7 @@ from decoding_lab.ui.common.sessions import SessionJobs, gated
 from decoding_lab.ui.common.state import as_number
 from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.tab import inputs_of, named
-from decoding_lab.ui.common.validate import watch
+from decoding_lab.ui.common.validate import validator, watch
 from decoding_lab.ui.multisample import tilt_views
 from decoding_lab.ui.multisample.strings import tr_tilt as tr
 
@@ -66,10 +66,14 @@ class TiltRequest:
     @classmethod
     def from_inputs(cls, values: dict[str, Any]) -> "TiltRequest":
         config = config_from(values)
-        index = values.get("problem")
+        return cls(values.get("lang") or "en", cls.check_problem(values.get("problem")), config)
+
+    @staticmethod
+    def check_problem(index: Any) -> int:
+        """The problem's index in the sweep's list (the list shows "2: 17 + 25" for index 2)."""
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < N_PROBLEMS:
-            raise SettingsError(f"problem must be one of 0..{N_PROBLEMS - 1}, got {index!r}")
-        return cls(values.get("lang") or "en", index, config)
+            raise SettingsError(f"problem must be one of 0..{N_PROBLEMS - 1}, got {str(index)[:40]!r}")
+        return index
 
 
 def fill(ui: SimpleNamespace, values: dict[str, Any]) -> dict:
@@ -101,7 +105,9 @@ def wire(ui: SimpleNamespace, lang_state: Any, jobs: SessionJobs | None = None) 
     """Run, Stop and the two "try" buttons; returns the events the page may chain."""
     stops = StopRequests()
     # each setting checked beside its control as it is typed (``common.validate``)
-    watch(lang_state, dict(ui.controls), {k: field_check(k) for k in KEYS if k != "problem"})
+    checks = {k: field_check(k) for k in KEYS if k != "problem"}
+    watch(lang_state, dict(ui.controls), checks)
+    checks["problem"] = lambda index, _v: TiltRequest.check_problem(index)
 
     @guarded
     @gpu
@@ -127,7 +133,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, jobs: SessionJobs | None = None) 
     inputs, names = inputs_of({"lang": lang_state, **ui.controls})
     outs = [*tilt_views.outputs(ui), ui.last, ui.run_id]
     run = ui.run.click(gated(named(on_run, names), jobs), inputs, outs, api_name="tilt_run",
-                       concurrency_id="model", show_progress="minimal")
+                       concurrency_id="model", show_progress="minimal", validator=validator(names, checks))
     # Stop runs at once (its own slot): it only marks the run; the run ends after its current step.
     stop = ui.stop.click(stops.request, [ui.run_id], None, api_visibility="private", concurrency_limit=None)
     ui.try_eta0.click(lambda: {ui.eta: 0.0, ui.temperature: 0.7}, None, [ui.eta, ui.temperature],
