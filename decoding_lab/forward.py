@@ -33,6 +33,12 @@ def forward(model: PreTrainedModel, input_ids: torch.Tensor, cache: DynamicCache
     return out.logits[:, -1, :].float()
 
 
+def one_sequence(model: object) -> bool:
+    """True for a backend that runs one sequence per cache (llama.cpp's, a remote server's):
+    callers that batch rows (Compare's columns) run them one by one instead."""
+    return bool(getattr(model, "one_sequence", False))
+
+
 def cache_length(cache: DynamicCache) -> int:
     return int(cache.get_seq_length())
 

@@ -354,6 +354,9 @@ def _canonical(name_or_id: str | None) -> str:
     text = (name_or_id or "").strip()
     if text.lower() in BUNDLED:
         return text.lower()
+    if text.lower().startswith(REMOTE_PREFIX):  # a configured server (decoding_lab.remote); never a typed URL
+        from decoding_lab.remote.config import endpoint
+        return endpoint(text).model_name
     if text.lower().endswith(LLAMACPP_SUFFIX):  # a bundled GGUF on llama.cpp's own kernels
         base = text[: -len(LLAMACPP_SUFFIX)].strip().lower()
         if base not in BUNDLED:
@@ -386,6 +389,9 @@ def load_model(name_or_id: str, device: str | None = None, cache_dir: Path | Non
     key = _canonical(name_or_id)
     if key.endswith(LLAMACPP_SUFFIX):
         return _load_on_llamacpp(key, start)
+    if key.startswith(REMOTE_PREFIX):
+        from decoding_lab.remote.backend import load_remote
+        return load_remote(key)
     dev = resolve_device(device)
     try:
         if key in BUNDLED:
@@ -404,6 +410,8 @@ def load_model(name_or_id: str, device: str | None = None, cache_dir: Path | Non
 
 #: A bundled model's name with this suffix runs on llama.cpp's kernels instead of PyTorch.
 LLAMACPP_SUFFIX = "@llama.cpp"
+#: ``remote:<name>``: a server the deployment configured (``decoding_lab.remote.config``).
+REMOTE_PREFIX = "remote:"
 
 
 def _load_on_llamacpp(key: str, start: float) -> LoadedModel:

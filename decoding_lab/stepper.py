@@ -14,6 +14,7 @@ The model is shared and read-only; everything else here belongs to one session, 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,12 @@ class _Snapshot:
     rng_state: torch.Tensor
 
 
+def reported_json(cache: Any) -> dict[str, Any] | None:
+    """The server's report on the logits ``cache`` last produced (``decoding_lab.remote``), as JSON."""
+    report = getattr(cache, "last_report", None)
+    return dataclasses.asdict(report) if report is not None else None
+
+
 class Stepper:
     def __init__(self, lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, top_n: int = 20,
                  extra_stages: dict[str, Stage] | None = None, max_new_tokens: int | None = None) -> None:
@@ -95,6 +102,7 @@ class Stepper:
         self.build_chain()  # validate order / stages early
         t0 = time.perf_counter()
         self._cache = new_cache(lm.model)
+        self._tell_engine()
         self._next_logits = forward(lm.model, torch.tensor([self.prompt_ids]), self._cache)[0]
         self.prefill_seconds = time.perf_counter() - t0
         self._last_forward = self.prefill_seconds
@@ -141,6 +149,13 @@ class Stepper:
             return []
         return stats.entropy_curve(self._last_z, temperatures or stats.default_temperature_grid())
 
+    def _tell_engine(self) -> None:
+        """A model on a server also picks a token itself on every forward: ask it to pick with
+        this session's settings, so the report can set its choice beside ours."""
+        if hasattr(self._cache, "engine_sampling"):
+            from decoding_lab.remote.payloads import sampling_from_settings
+            self._cache.engine_sampling = sampling_from_settings(self.settings)
+
     # ------------------------------------------------------------------ stepping
     def step(self, force_token_id: int | None = None) -> StepTrace:
         if self.finished:
@@ -173,6 +188,7 @@ class Stepper:
         t_select = time.perf_counter()
 
         trace = self._make_trace(raw, final, records, z_temp, chosen, force_token_id is not None, p_raw, p_final)
+        trace.reported = reported_json(self._cache)   # what a server said about these logits, if one made them
         t_stats = time.perf_counter()
         for stage in stages:
             stage.accept(chosen)
@@ -182,6 +198,7 @@ class Stepper:
         forward_before = self._last_forward
         if not trace.finished:
             t0 = time.perf_counter()
+            self._tell_engine()
             self._next_logits = forward(self.lm.model, torch.tensor([[chosen]]), self._cache)[0]
             self._last_forward = time.perf_counter() - t0
         trace.timings = {"forward": forward_before, "chain": t_chain - t_start, "select": t_select - t_chain,

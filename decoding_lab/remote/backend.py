@@ -1,0 +1,227 @@
+"""A model on a server (vLLM, SGLang, llama-server), behind the interface the stepper drives.
+
+**Why token ids, not text.** The stepper owns the token list. Sending text would let the
+server tokenise it again, and ``decode`` then ``encode`` is not always the identity (a
+merge across the boundary, a special token written as text): the server would continue a
+*different* context than the one on screen. So the context goes as ids, whole, on every
+step (the server's prefix cache makes that cheap). llama-cpp-python's server takes text
+only; there (``prompt_ids: false``) the report says the prompt was re-tokenised.
+
+**What a server tells us.** Only the top-N log-probabilities (N ≤ ~20 on vLLM by default),
+not the V logits. We build full-vocabulary logits from them:
+
+* the N reported tokens get their exact log-probabilities;
+* the remaining mass 1 − S (S = Σ p over the top-N) is spread evenly over the other V − N
+  tokens: each gets log((1 − S)/(V − N)). This is the maximum-entropy guess. Every
+  unreported token's true p is ≤ the N-th reported p, so their *average* is too: the fill
+  never outranks a reported token (checked, and clipped if rounding says otherwise).
+
+So for this step: greedy, top-k (k ≤ N), min-p, and top-p whenever the nucleus closes
+inside the top-N are **exact**; the entropy is an **upper bound** (spreading the tail evenly
+is the most uncertain way to place it); temperature reshapes the tail as a block, so T < 1
+is still exact on the top-N ranks, and T > 1 lifts the invented tail. ``cache.last_report``
+keeps what the server said, so a view can print "top-20 of 49,152".
+
+    >>> logits, tail, fill = fill_logits((2, 0), (math.log(0.5), math.log(0.3)), 4)
+    >>> [round(math.exp(x), 3) for x in logits.tolist()], round(tail, 3)
+    ([0.3, 0.1, 0.5, 0.1], 0.2)
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from decoding_lab.models import LoadedModel, ModelError, get_model
+from decoding_lab.remote.client import Client
+from decoding_lab.remote.config import Endpoint, endpoint as find_endpoint
+from decoding_lab.remote.payloads import build_request, check_vocabulary
+from decoding_lab.remote.shapes import TopN, parse, resolve_texts, text_index
+
+__all__ = ["RemoteKernels", "RemoteCache", "RemoteReport", "fill_logits", "load_remote", "get_remote"]
+
+_ONE_SEQUENCE = ("a remote model runs one sequence at a time (no batched beams or samples): "
+                 "use a local model for this run")
+
+
+@dataclass
+class _Output:  # what a transformers forward returns, as far as decoding_lab.forward reads it
+    logits: torch.Tensor
+
+
+@dataclass(frozen=True)
+class RemoteReport:
+    """What the server said about one step, for views that must label "top-N of V" honestly."""
+
+    ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    tail_mass: float                  # 1 − Σ p(top-N): spread evenly over the other tokens
+    fill_logprob: float               # the log-probability each unreported token was given
+    chosen_id: int | None             # the engine's own pick under cache.engine_sampling
+    n_vocab: int
+    post_ids: tuple[int, ...] | None = None
+    post_probs: tuple[float, ...] | None = None
+    skipped: tuple[str, ...] = ()     # reported texts that named no single token
+    exact: tuple[str, ...] = ()       # what is exact and what is a bound, in words
+    seconds: float = 0.0
+
+
+def fill_logits(ids: tuple[int, ...], logprobs: tuple[float, ...], vocab: int) -> tuple[torch.Tensor, float, float]:
+    """Full-vocabulary log-probabilities from a top-N report (see the module docstring).
+    Returns (logits [V] float32, tail mass, fill log-probability)."""
+    if len(ids) != len(logprobs) or not ids:
+        raise ModelError("the server reported no top tokens")
+    if len(set(ids)) != len(ids) or not all(0 <= i < vocab for i in ids):
+        raise ModelError(f"the server reported token ids outside the vocabulary of {vocab} (or twice): "
+                         "is 'tokenizer' the served model's tokenizer?")
+    lp = torch.tensor(logprobs, dtype=torch.float64).clamp(max=0.0)  # a logprob above 0 is rounding
+    covered = float(lp.exp().sum())
+    tail = max(0.0, 1.0 - covered)
+    rest = vocab - len(ids)
+    lowest = float(lp.min())
+    if rest == 0:
+        fill = -math.inf
+    elif tail <= 1e-12:  # the top-N hold all the mass (to rounding): the rest is far below
+        fill = lowest - 30.0
+    else:
+        fill = min(math.log(tail / rest), lowest - 1e-4)  # never outranks a reported token
+    out = torch.full((vocab,), fill, dtype=torch.float64)
+    out[torch.tensor(ids)] = lp
+    return out.float(), tail, fill
+
+
+class RemoteKernels:
+    """The model object for one endpoint: one request per forward, no state on the server."""
+
+    device = torch.device("cpu")
+    config = None            # no transformers config: decoding_lab.forward asks this object for caches
+    one_sequence = True      # one row per cache: batched callers go row by row (forward.one_sequence)
+    generation_config = None
+
+    def __init__(self, ep: Endpoint, tokenizer_model: LoadedModel, client: Client | None = None) -> None:
+        self.endpoint = ep
+        self.client = client or Client(ep)
+        self.twin = tokenizer_model              # supplies the vocabulary, texts and decode
+        self.n_vocab = int(tokenizer_model.vocab_size)
+        self._index: dict[str, list[int]] | None = None
+        self.vocabulary_check = "unchecked"  # set by load_remote: did the server tokenise a test sentence as we do?
+
+    def new_cache(self) -> "RemoteCache":
+        return RemoteCache(self)
+
+    def eval(self) -> "RemoteKernels":
+        return self
+
+    def index(self) -> dict[str, list[int]]:
+        if self._index is None:  # only text-keyed servers need it
+            self._index = text_index(self.twin.token_texts())
+        return self._index
+
+    def __call__(self, input_ids: torch.Tensor, cache: "RemoteCache", **_: Any) -> _Output:
+        """Append ``input_ids`` (``[1, n]``) to the cache and ask the server about the next token."""
+        if input_ids.dim() != 2 or input_ids.shape[0] != 1:
+            raise ModelError(_ONE_SEQUENCE)
+        new = [int(t) for t in input_ids[0].tolist()]
+        if not new or not all(0 <= t < self.n_vocab for t in new):
+            raise ModelError(f"token ids must lie in [0, {self.n_vocab})")
+        before = len(cache.tokens)
+        cache.tokens.extend(new)
+        try:
+            logits = self._ask(cache)
+        except BaseException:
+            del cache.tokens[before:]  # a failed step leaves the cache as it was
+            raise
+        return _Output(logits=logits.view(1, 1, -1))
+
+    def _ask(self, cache: "RemoteCache") -> torch.Tensor:
+        ep, t0 = self.endpoint, time.perf_counter()
+        text = None if ep.prompt_ids else self.twin.decode(cache.tokens)
+        path, payload = build_request(ep, cache.tokens, cache.engine_sampling, text, self.n_vocab)
+        top: TopN = parse(ep.api, self.client.post(path, payload))
+        top = resolve_texts(top, self.index()) if top.texts is not None else top
+        if not top.ids:
+            raise ModelError(f"endpoint {ep.name!r} reported no usable top tokens "
+                             f"({len(top.skipped)} texts matched no single token of {ep.tokenizer})")
+        logits, tail, fill = fill_logits(top.ids, top.logprobs, self.n_vocab)
+        notes = [f"top-{len(top.ids)} of {self.n_vocab} reported: their log-probabilities are exact",
+                 f"the other {self.n_vocab - len(top.ids)} tokens share the unreported mass {tail:.4g} evenly "
+                 "(entropy is an upper bound; top-k for k ≤ N, min-p and a top-p nucleus inside the top-N are exact)"]
+        if top.skipped:
+            notes.append(f"{len(top.skipped)} reported texts named no single token and were left in the tail")
+        if text is not None:
+            notes.append("the context was sent as text and re-tokenised by the server (it takes no token ids)")
+        cache.last_report = RemoteReport(
+            ids=top.ids, logprobs=top.logprobs, tail_mass=tail, fill_logprob=fill, chosen_id=top.chosen_id,
+            n_vocab=self.n_vocab, post_ids=top.post_ids, post_probs=top.post_probs, skipped=top.skipped,
+            exact=tuple(notes), seconds=time.perf_counter() - t0)
+        return logits
+
+
+class RemoteCache:
+    """The token ids so far: the server keeps no state for us, so crop and copy are list operations."""
+
+    def __init__(self, kernels: RemoteKernels) -> None:
+        self.kernels = kernels
+        self.tokens: list[int] = []
+        self.engine_sampling: dict[str, Any] = {"temperature": 0.0}  # the engine's own pick: greedy by default
+        self.last_report: RemoteReport | None = None
+
+    def get_seq_length(self) -> int:
+        return len(self.tokens)
+
+    def crop(self, length: int) -> None:
+        if not 0 <= length <= len(self.tokens):
+            raise ValueError(f"cannot crop a cache of {len(self.tokens)} positions to {length}")
+        del self.tokens[length:]
+
+    def __deepcopy__(self, memo: dict) -> "RemoteCache":
+        twin = RemoteCache(self.kernels)  # the kernels (and their HTTP pool) stay shared
+        twin.tokens = list(self.tokens)
+        twin.engine_sampling = dict(self.engine_sampling)
+        twin.last_report = self.last_report  # frozen: safe to share
+        return twin
+
+    def batch_repeat_interleave(self, rows: int) -> None:
+        if rows != 1:
+            raise ModelError(_ONE_SEQUENCE)
+
+    def batch_select_indices(self, indices: Any) -> None:
+        if len(indices) != 1:
+            raise ModelError(_ONE_SEQUENCE)
+
+    def reorder_cache(self, parents: Any) -> None:
+        if [int(i) for i in parents] != [0]:
+            raise ModelError(_ONE_SEQUENCE)
+
+
+def load_remote(endpoint_name: str) -> LoadedModel:
+    """A ``LoadedModel`` whose forward passes run on a configured server. The tokenizer, vocabulary,
+    end-of-sequence ids and chat template come from the endpoint's ``tokenizer`` model; the server's
+    tokenizer is checked against it on a test sentence where the server can tokenise."""
+    start = time.perf_counter()
+    ep = find_endpoint(endpoint_name)
+    twin = get_model(ep.tokenizer)
+    kernels = RemoteKernels(ep, twin)
+    kernels.vocabulary_check = check_vocabulary(kernels.client, ep, twin)  # "checked" | "unchecked"
+    return LoadedModel(name=ep.model_name, model=kernels, tokenizer=twin.tokenizer, device=kernels.device,
+                       vocab_size=kernels.n_vocab, has_chat_template=twin.has_chat_template, source="remote",
+                       load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
+
+
+_LOADED: dict[str, LoadedModel] = {}  # one per endpoint per process, like models.get_model
+_GUARD = threading.Lock()
+
+
+def get_remote(endpoint_name: str) -> LoadedModel:
+    key = find_endpoint(endpoint_name).name
+    with _GUARD:
+        if key not in _LOADED:
+            _LOADED[key] = load_remote(key)
+        return _LOADED[key]
+
+

@@ -1,0 +1,128 @@
+"""What we send each kind of server: the request for one next token, and a tokenizer check.
+
+One step = one request: the whole context as token ids, one new token at most, the top-N
+log-probabilities, and the engine's own sampling settings. Every knob is sent explicitly,
+even when "off", because servers have different defaults: llama-server samples at T 0.8
+with top-k 40, top-p 0.95 and min-p 0.05, llama-cpp-python adds a repeat penalty of 1.1,
+vLLM takes the model's generation_config. Unset knobs would silently change the engine's pick.
+
+| api            | path              | prompt as ids           | top-N field             |
+|----------------|-------------------|-------------------------|-------------------------|
+| openai         | /v1/completions   | vLLM, SGLang: yes; llama-cpp-python: text only | logprobs |
+| llama-server   | /completion       | yes (``[12, 34, 56]``)  | n_probs                 |
+| sglang         | /generate         | yes (``input_ids``)     | top_logprobs_num        |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from decoding_lab.models import LoadedModel, ModelError
+from decoding_lab.remote.client import Client, RemoteError
+from decoding_lab.remote.config import Endpoint
+
+__all__ = ["SAMPLING_KEYS", "neutral_sampling", "sampling_from_settings", "build_request", "check_vocabulary"]
+
+#: The engine-side knobs a caller may set in ``cache.engine_sampling`` (with their "off" values).
+SAMPLING_KEYS: dict[str, Any] = {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0,
+                                 "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+                                 "seed": None}
+PROBE = "The capital of France is Paris. 1234 ünïcödé!"  # a test sentence for the tokenizer check
+
+
+def neutral_sampling(**overrides: Any) -> dict[str, Any]:
+    """Every knob at its "off" value (greedy), with ``overrides`` on top; unknown keys are refused.
+
+    >>> neutral_sampling(temperature=1.0, top_k=5)["top_k"]
+    5
+    """
+    unknown = sorted(set(overrides) - set(SAMPLING_KEYS))
+    if unknown:
+        raise ModelError(f"unknown engine sampling setting {unknown[0]!r}; known: {', '.join(SAMPLING_KEYS)}")
+    return {**SAMPLING_KEYS, **overrides}
+
+
+def sampling_from_settings(settings: Any) -> dict[str, Any]:
+    """The engine-side equivalent of a ``SamplingSettings`` (the knobs every engine shares)."""
+    return neutral_sampling(**{k: getattr(settings, k) for k in SAMPLING_KEYS if k != "seed"},
+                            seed=getattr(settings, "seed", None))
+
+
+def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None, text: str | None = None,
+                  n_vocab: int = 1 << 20) -> tuple[str, dict[str, Any]]:
+    """(path, JSON body) asking ``ep`` for one token after ``ids`` (or after ``text`` when the
+    endpoint takes no ids). ``n_vocab`` spells "top-k off" where no other value means off everywhere."""
+    s = neutral_sampling(**(sampling or {}))
+    prompt: Any = list(ids) if text is None else text
+    seed = s["seed"]
+    if ep.api == "openai":
+        body = {"model": ep.model, "prompt": prompt, "max_tokens": 1, "logprobs": ep.top_n, "echo": False,
+                "n": 1, "stream": False, "temperature": s["temperature"], "top_p": s["top_p"],
+                # "off" has no common spelling: SGLang wants -1, llama-cpp-python refuses -1 (and defaults
+                # to 40), older vLLM refuses 0. k = the vocabulary size keeps every token on all of them.
+                "top_k": s["top_k"] if s["top_k"] > 0 else n_vocab,
+                "min_p": s["min_p"], "presence_penalty": s["presence_penalty"],
+                "frequency_penalty": s["frequency_penalty"], "repetition_penalty": s["repetition_penalty"],
+                "repeat_penalty": s["repetition_penalty"],   # llama-cpp-python's name (its default is 1.1)
+                "return_tokens_as_token_ids": True}          # vLLM: "token_id:123" keys; others ignore it
+        if seed is not None:
+            body["seed"] = int(seed)
+        return "/v1/completions", body
+    if ep.api == "llama-server":
+        body = {"prompt": prompt, "n_predict": 1, "n_probs": ep.top_n, "post_sampling_probs": False,
+                "cache_prompt": True, "stream": False, "temperature": s["temperature"],
+                "top_k": s["top_k"], "top_p": s["top_p"], "min_p": s["min_p"],   # top_k 0 = off
+                "typical_p": 1.0, "repeat_penalty": s["repetition_penalty"],
+                "presence_penalty": s["presence_penalty"], "frequency_penalty": s["frequency_penalty"],
+                "seed": -1 if seed is None else int(seed)}
+        return "/completion", body
+    if ep.api == "sglang":
+        if text is not None:
+            body_prompt: dict[str, Any] = {"text": text}
+        else:
+            body_prompt = {"input_ids": list(ids)}
+        params = {"max_new_tokens": 1, "temperature": s["temperature"], "top_p": s["top_p"],
+                  "top_k": s["top_k"] if s["top_k"] > 0 else -1, "min_p": s["min_p"],
+                  "repetition_penalty": s["repetition_penalty"], "presence_penalty": s["presence_penalty"],
+                  "frequency_penalty": s["frequency_penalty"]}
+        return "/generate", {**body_prompt, "sampling_params": params, "return_logprob": True,
+                             "top_logprobs_num": ep.top_n, "return_text_in_logprobs": True, "stream": False}
+    raise ModelError(f"endpoint {ep.name!r}: unknown api {ep.api!r}")
+
+
+def _server_tokens(client: Client, ep: Endpoint) -> list[int] | None:
+    """The server's own token ids for PROBE, or None when it offers no tokenize route."""
+    if ep.api == "llama-server":
+        tries = [("/tokenize", {"content": PROBE, "add_special": False})]
+    elif ep.api == "openai":  # vLLM's route, then llama-cpp-python's
+        tries = [("/tokenize", {"model": ep.model, "prompt": PROBE, "add_special_tokens": False}),
+                 ("/extras/tokenize", {"input": PROBE})]
+    else:
+        return None
+    for path, body in tries:
+        try:
+            answer = client.post(path, body, retries=0)
+        except RemoteError as e:
+            if " 404" in str(e) or " 405" in str(e):
+                continue  # no such route on this server
+            raise
+        tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        if isinstance(tokens, list) and all(isinstance(t, int) for t in tokens):
+            return tokens
+    return None
+
+
+def check_vocabulary(client: Client, ep: Endpoint, twin: LoadedModel) -> str:
+    """Compare the server's tokenisation of a test sentence with the local tokenizer's.
+    Returns "checked" or "unchecked" (no tokenize route); raises when they disagree."""
+    theirs = _server_tokens(client, ep)
+    if theirs is None:
+        return "unchecked"
+    ours = list(twin.tokenizer(PROBE, add_special_tokens=False)["input_ids"])
+    bos = getattr(twin.tokenizer, "bos_token_id", None)
+    if theirs[:1] == [bos] and ours[:1] != [bos]:
+        theirs = theirs[1:]  # a route that always adds BOS (llama-cpp-python's /extras/tokenize)
+    if theirs != ours:
+        raise ModelError(f"endpoint {ep.name!r} tokenises a test sentence differently from {ep.tokenizer!r} "
+                         f"(server {theirs[:8]}…, local {ours[:8]}…): set 'tokenizer' to the served model's")
+    return "checked"
