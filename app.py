@@ -16,9 +16,9 @@ limits.current()  # a bad DECODING_LAB_* limit stops the start with a message na
 demo = build_demo()
 
 if __name__ == "__main__":
-    from decoding_lab.ui.common.runtime import warm_up
+    from decoding_lab.ui.common.runtime import start_up
 
-    warm_up()  # load the default model in the background while the page comes up
+    start_up()  # the default model warms up in the background (on ZeroGPU: every served model, now)
     port = int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860)
     demo.queue(**queue_kwargs())  # DECODING_LAB_CONCURRENCY model jobs at once, DECODING_LAB_QUEUE_SIZE waiting
     demo.launch(server_name=os.environ.get("DECODING_LAB_HOST", "127.0.0.1"), server_port=port, **launch_kwargs())

@@ -103,7 +103,7 @@ def _one_line(text: object, limit: int = 300) -> str:
 @dataclass
 class LoadedModel:
     name: str  # registry name or hub id
-    model: PreTrainedModel  # eval mode, on device, float32; shared read-only between users
+    model: PreTrainedModel  # eval mode, on device, float32 (bfloat16 on request); shared read-only between users
     tokenizer: PreTrainedTokenizerBase
     device: torch.device
     vocab_size: int  # logits width; may be larger than len(tokenizer) (padding rows)
@@ -179,6 +179,22 @@ def resolve_device(pref: str | None = None) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ModelError("device 'cuda' was requested but no CUDA GPU is available")
     return device
+
+
+def resolve_dtype(device: torch.device, pref: str | None = None) -> torch.dtype:
+    """The weights' dtype: float32 unless ``pref`` or $DECODING_LAB_DTYPE asks for bfloat16, which
+    is offered on a GPU only. bfloat16 halves the bytes read per token, and changes the numbers:
+    logits differ from float32 in the second or third digit, enough to flip a near-tie (the
+    Temperature 0 lesson's "bfloat16, cached" path shows where)."""
+    choice = (pref or os.environ.get("DECODING_LAB_DTYPE") or "float32").strip().lower()
+    if choice in ("float32", "fp32"):
+        return torch.float32
+    if choice in ("bfloat16", "bf16"):
+        if device.type != "cuda":
+            raise ModelError("DECODING_LAB_DTYPE=bfloat16 is offered on a CUDA GPU only; this model runs on "
+                             f"{device.type}")
+        return torch.bfloat16
+    raise ModelError(f"unknown DECODING_LAB_DTYPE {choice!r}; use 'float32' or 'bfloat16'")
 
 
 _HUB_PART = re.compile(r"[A-Za-z0-9_.-]{1,96}")  # the Hub's own rule for owner and for name
@@ -393,12 +409,14 @@ def load_model(name_or_id: str, device: str | None = None, cache_dir: Path | Non
         from decoding_lab.remote.backend import load_remote
         return load_remote(key)
     dev = resolve_device(device)
+    dtype = resolve_dtype(dev)  # before the (slow) load: a bad choice is refused at once
     try:
         if key in BUNDLED:
             model, tokenizer, source = _load_bundled(BUNDLED[key], _cache_root(cache_dir))
         else:
             (model, tokenizer), source = _load_hub(key), "hub"
-        model = model.to(dev).eval()  # eval(): dropout off; the weights are float32 already
+        # eval(): dropout off; the weights are float32 already, bfloat16 on request (resolve_dtype)
+        model = model.to(dev, dtype=dtype).eval()
     except _NO_MEMORY:
         raise ModelError(f"not enough memory to load {key!r} on {dev}") from None
     head = model.get_output_embeddings()  # its rows = the logits width
@@ -441,11 +459,23 @@ _LOCKS: dict[str, threading.Lock] = {}
 _GUARD = threading.Lock()
 
 
+_FROZEN: list[str] = []  # set once by freeze_loading: why no further model may load
+
+
+def freeze_loading(reason: str) -> None:
+    """From now on ``get_model`` serves only the models already loaded; any other is refused
+    with ``reason`` (ZeroGPU: weights must reach CUDA at start-up, ``ui.common.runtime``)."""
+    with _GUARD:
+        _FROZEN[:] = [reason]
+
+
 def get_model(name_or_id: str) -> LoadedModel:
     key = _canonical(name_or_id)
     with _GUARD:
         if key in _LOADED:
             return _LOADED[key]
+        if _FROZEN:
+            raise ModelError(f"{key!r} cannot be loaded now: {_FROZEN[0]}")
         lock = _LOCKS.setdefault(key, threading.Lock())
     with lock:
         with _GUARD:

@@ -149,6 +149,22 @@ class Stepper:
             return []
         return stats.entropy_curve(self._last_z, temperatures or stats.default_temperature_grid())
 
+    def park(self) -> None:
+        """Drop the KV cache and keep every tensor on the CPU, between two calls that may run on
+        different devices (on ZeroGPU, each model job gets a GPU for its own duration only; a cache
+        left on a released GPU is gone). What the session shows stays: the logits waiting for the
+        next step, the traces, the random state. The next forward rebuilds the cache with one
+        prefill of the prompt and the tokens so far (on a GPU, milliseconds for these models);
+        rewinding and checking out a branch rebuild it the same way."""
+        self._cache = None
+        self._next_logits = self._next_logits.cpu()
+        if self._last_z is not None:
+            self._last_z = self._last_z.cpu()
+
+    @property
+    def parked(self) -> bool:
+        return self._cache is None
+
     def _tell_engine(self) -> None:
         """A model on a server also picks a token itself on every forward: ask it to pick with
         this session's settings, so the report can set its choice beside ours."""
@@ -198,8 +214,14 @@ class Stepper:
         forward_before = self._last_forward
         if not trace.finished:
             t0 = time.perf_counter()
-            self._tell_engine()
-            self._next_logits = forward(self.lm.model, torch.tensor([[chosen]]), self._cache)[0]
+            if self._cache is None:  # parked (``park``): one prefill of everything so far rebuilds it
+                self._cache = new_cache(self.lm.model)
+                self._tell_engine()
+                ids = torch.tensor([self.prompt_ids + self.tokens])
+            else:
+                self._tell_engine()
+                ids = torch.tensor([[chosen]])
+            self._next_logits = forward(self.lm.model, ids, self._cache)[0]
             self._last_forward = time.perf_counter() - t0
         trace.timings = {"forward": forward_before, "chain": t_chain - t_start, "select": t_select - t_chain,
                          "stats": t_stats - t_select, "next_forward": self._last_forward if not trace.finished else 0.0}

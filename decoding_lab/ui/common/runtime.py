@@ -20,13 +20,26 @@ never nest; a nested call would wait for itself once every slot is taken).
     >>> slots.running()
     0
 
-**ZeroGPU.** On a Hugging Face ZeroGPU Space the ``spaces`` package is present and ``@gpu``
-asks for a GPU slice for the duration of the call; anywhere else it does nothing."""
+**ZeroGPU.** On a Hugging Face ZeroGPU Space (``SPACES_ZERO_GPU`` set, the ``spaces`` package
+present) a GPU is attached to a ``@spaces.GPU`` function for the duration of one call only.
+ZeroGPU expects the weights to be moved to CUDA in the main process at start-up (it records the
+move and makes it real inside each call), so ``start_up`` loads every model the deployment serves
+before the page opens and then refuses to load others (``models.freeze_loading``): a model first
+loaded inside a call would vanish with the call. A visitor's KV cache is made inside a call and
+would be left on a released GPU, so ``gpu`` parks every session a call touched when it returns
+(and before each item a streaming call yields): the cache is dropped and the tensors the views
+need move to the CPU; the next Step rebuilds the cache with one prefill (``Stepper.park``). On a
+dedicated-GPU Space ``spaces.GPU`` does nothing and nothing is parked; off Spaces ``gpu`` is
+the function itself. The ZeroGPU path cannot run on these machines: ``tests/test_zerogpu.py``
+checks the parking and the start-up rules with a stand-in for ``spaces``."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
+import os
 import threading
 from typing import Any, Callable, Iterator
 
@@ -34,11 +47,56 @@ log = logging.getLogger(__name__)
 
 try:  # pragma: no cover - only on Spaces
     import spaces  # type: ignore
-
-    gpu: Callable = spaces.GPU
 except ImportError:
-    def gpu(fn: Callable) -> Callable:
+    spaces = None
+
+
+def on_zerogpu() -> bool:
+    """True on a ZeroGPU Space (the variable its runtime sets, and its package present)."""
+    return spaces is not None and bool(os.environ.get("SPACES_ZERO_GPU"))
+
+
+def park_sessions(*objects: Any) -> int:
+    """Park every stepper held by ``objects`` (a session, a dict of outputs or inputs, a stepper);
+    returns how many were parked."""
+    from decoding_lab.stepper import Stepper
+    seen: set[int] = set()
+    for obj in objects:
+        for value in (obj.values() if isinstance(obj, dict) else [obj]):
+            stepper = value if isinstance(value, Stepper) else getattr(value, "stepper", None)
+            if isinstance(stepper, Stepper) and id(stepper) not in seen:
+                seen.add(id(stepper))
+                stepper.park()
+    return len(seen)
+
+
+def parking(fn: Callable) -> Callable:
+    """``fn`` that parks the sessions in its arguments and results before it hands anything back."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def stream(*args: Any, **kw: Any) -> Iterator[Any]:
+            for item in fn(*args, **kw):
+                park_sessions(*args, *kw.values(), item)
+                yield item
+        return stream
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kw: Any) -> Any:
+        try:
+            result = fn(*args, **kw)
+        finally:
+            park_sessions(*args, *kw.values())
+        park_sessions(result)
+        return result
+    return call
+
+
+def gpu(fn: Callable) -> Callable:
+    """A model job: on ZeroGPU, run with a GPU attached and park the sessions it touched; on a
+    dedicated-GPU Space, ``spaces.GPU`` (a no-op there); elsewhere ``fn`` itself."""
+    if spaces is None:
         return fn
+    return spaces.GPU(parking(fn)) if on_zerogpu() else spaces.GPU(fn)  # pragma: no cover - only on Spaces
 
 
 class ModelSlots:
@@ -116,6 +174,40 @@ def on_model_iter(fn: Callable, *args: Any, **kw: Any) -> Iterator[Any]:
     and released when the consumer finishes or drops the iterator (a cancelled stream)."""
     with model_slot():
         yield from _gpu_iterate(fn, *args, **kw)
+
+
+def start_up() -> None:
+    """Before the page opens: on ZeroGPU, load every model the deployment serves (on CUDA, in this
+    main process, as ZeroGPU expects) and then allow no other; elsewhere, warm the default model
+    up in the background."""
+    if not on_zerogpu():
+        warm_up()
+        return
+    preload_models()
+
+
+def preload_models() -> list[str]:
+    """Load the bundled models, the allow-listed Hub ids and the configured servers now, then
+    freeze loading (``models.freeze_loading``). A model that fails to load is logged and left out."""
+    from decoding_lab import limits
+    from decoding_lab.models import BUNDLED, freeze_loading, get_model
+    from decoding_lab.remote.config import endpoints
+    os.environ.setdefault("DECODING_LAB_DEVICE", "cuda")
+    names = [*BUNDLED, *(m for m in limits.current().allowed_models if m != "*")]
+    try:
+        names += [e.model_name for e in endpoints()]
+    except Exception as e:  # a broken endpoint list: the bundled models still serve
+        log.error("%s", e)
+    loaded = []
+    for name in names:
+        try:
+            get_model(name)
+            loaded.append(name)
+        except Exception as e:
+            log.warning("start-up load of %s failed: %s", name, e)
+    freeze_loading("on this ZeroGPU Space the models are loaded when it starts; "
+                   f"these are served: {', '.join(loaded) or 'none'}")
+    return loaded
 
 
 def warm_up(name: str | None = None) -> threading.Thread:
