@@ -24,8 +24,8 @@ never nest; a nested call would wait for itself once every slot is taken).
 present) a GPU is attached to a ``@spaces.GPU`` function for the duration of one call only.
 ZeroGPU expects the weights to be moved to CUDA in the main process at start-up (it records the
 move and makes it real inside each call), so ``start_up`` loads every model the deployment serves
-before the page opens and then refuses to load others (``models.freeze_loading``): a model first
-loaded inside a call would vanish with the call. A visitor's KV cache is made inside a call and
+before the page opens and then refuses to load others (``models.freeze_loading``), rather than
+load one inside a call, where ZeroGPU gives no such guarantee. A visitor's KV cache is made inside a call and
 would be left on a released GPU, so ``gpu`` parks every session a call touched when it returns
 (and before each item a streaming call yields): the cache is dropped and the tensors the views
 need move to the CPU; the next Step rebuilds the cache with one prefill (``Stepper.park``). On a
