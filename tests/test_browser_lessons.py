@@ -115,3 +115,44 @@ def test_lesson_10_loads_the_two_engine_case_into_temperature_0(page):
                            " === 'What is the capital of France?'", timeout=20_000)
     labels = page.evaluate("[...document.querySelectorAll('#det-variants label')].map(l => l.innerText)")
     assert any("llama.cpp" in x for x in labels)
+
+
+def open_experiment_screen(page, les, lang: str = "en") -> None:
+    page.click(f"#lang-radio input[value='{lang}']")
+    page.click("#tab-lessons-button")
+    page.get_by_text(f"{les.number}. {les.title[lang]}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title[lang]!r})")
+    for i in range(les.experiments[0].screen - 1):
+        page.click("#teacher-next")
+        page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
+                               timeout=20_000)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+
+
+def test_lesson_4_asks_for_the_tails_mass_before_it_shows_it(page):
+    """The screen states no result; the learner's number goes in first, then the live step's
+    value sits beside it (text and chart)."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 4)
+    open_experiment_screen(page, les)
+    text = page.inner_text("#lesson-text")
+    assert "48,000" in text and "0.09" not in text and "9%" not in text      # the answer is not given away
+    page.fill("#lesson-guess-number input", "0.3")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('0.09')", timeout=60_000)
+    result = page.inner_text("#lesson-result")
+    assert "0.3" in result and "one draw in eleven" in result
+    page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=30_000)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson4_tail_guess.png"))
+
+
+def test_lesson_7_in_chinese_marks_a_wrong_prediction_and_explains(page):
+    les = next(x for x in LESSONS if x.number == 7)
+    open_experiment_screen(page, les, "zh")
+    page.click("#lesson-guess input[value='presence']")      # the penalty that leaves this step alone
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('0.21')", timeout=60_000)
+    result = page.inner_text("#lesson-result")
+    assert "✘" in result and "0.97" in result and "重复惩罚统计提示词" in result
+    page.click("#lang-radio input[value='en']")
