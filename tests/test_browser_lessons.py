@@ -156,3 +156,18 @@ def test_lesson_7_in_chinese_marks_a_wrong_prediction_and_explains(page):
     result = page.inner_text("#lesson-result")
     assert "✘" in result and "0.97" in result and "重复惩罚统计提示词" in result
     page.click("#lang-radio input[value='en']")
+
+
+def test_lesson_8_a_letter_prediction_is_marked_against_the_masked_run(page):
+    """A "value" prediction: the learner picks a letter; the masked and free runs come back."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 8)
+    open_experiment_screen(page, les)
+    assert "Greedy\nwrites" not in page.inner_text("#lesson-text")
+    page.click("#lesson-guess input[value='B']")     # the right city, the wrong guess
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('London')", timeout=60_000)
+    result = page.inner_text("#lesson-result")
+    assert "✘" in result and "A) Paris" in result and "B (Paris)" in result
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson8_letter.png"))

@@ -1,6 +1,6 @@
 """The picture beside a lesson experiment, drawn from the learner's own run: the variants' values
-with the learner's pick or guess marked, or, for a one-variant step, the top tokens before and
-after the stages. ``teacher=True`` scales every font for a projector (text ≥ 24 px on the page)."""
+with the learner's pick or guess marked, or, for a one-variant step or one whose answer is a token,
+the first variant's top tokens before and after the stages. ``teacher=True`` scales every font for a projector (text ≥ 24 px on the page)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def shown(token: str) -> str:
 def experiment_figure(exp: Experiment, run: dict[str, Any], lang: str, lg: str, teacher: bool) -> go.Figure:
     values = run["values"]
     numeric = {k: v for k, v in values.items() if isinstance(v, (int, float))}
-    if len(exp.variants) == 1 and run.get("top"):
+    if run.get("top") and (len(exp.variants) == 1 or not numeric):   # one step, or a token as the answer
         fig = _top_tokens(run["top"], lang, exp)
     elif numeric:
         fig = _variants(exp, run, lang, lg)
