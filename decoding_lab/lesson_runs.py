@@ -12,7 +12,11 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
   sum of the chosen tokens' log-probabilities) or ``text``;
 * ``kind = "sweep"``: read a shipped sweep file (no model): ``pass@K`` or ``vote`` (majority of
   the samples) for a cell given by ``temperature`` and ``truncation``; a variant may name its own
-  ``measure`` (greedy's pass@1 beside a vote, say).
+  ``measure`` (greedy's pass@1 beside a vote, say);
+* ``kind = "bench"``: read a shipped bench run (``assets/bench/``, no model, no timing on the
+  learner's machine): ``per_softmax``, a sampling operation's fastest time (``op``, ``vocab``)
+  as a multiple of a plain softmax over the same vocabulary, so the figure is a ratio and not
+  milliseconds of one machine.
 
 ``expect`` holds the values a test measured on this code (``tests/test_lessons_claims.py`` runs
 every experiment and compares); they are the fallback when a run cannot be done.
@@ -30,7 +34,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-KINDS = ("step", "decode", "sweep")
+KINDS = ("step", "decode", "sweep", "bench")
+FILE_KINDS = ("sweep", "bench")   # kinds that read a shipped file instead of running the model
 PREDICT_KINDS = ("min", "max", "number", "value")
 
 
@@ -78,9 +83,14 @@ class Experiment:
     steps: int = 1
     settings: dict[str, Any] = field(default_factory=dict)
     constraint: str = ""           # a grammar preset's name, for a masked step
-    file: str = ""                 # a shipped sweep file, for kind "sweep"
+    file: str = ""                 # a shipped sweep file (kind "sweep") or bench run (kind "bench")
     tolerance: float = 0.0
     fmt: str = ".2f"
+
+    @property
+    def reads_file(self) -> bool:
+        """True when the experiment reads a shipped file rather than running the model."""
+        return self.kind in FILE_KINDS
 
     def formatted(self, values: dict[str, Any]) -> dict[str, str]:
         return {k: (format(v, self.fmt) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
@@ -129,6 +139,8 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
     start = time.perf_counter()
     if exp.kind == "sweep":
         return RunResult({v.key: _sweep_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
+    if exp.kind == "bench":
+        return RunResult({v.key: _bench_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
     if get_model is None:
         from decoding_lab.models import get_model
     lm = get_model(exp.model)
@@ -215,3 +227,15 @@ def _sweep_value(exp: Experiment, v: Variant) -> float:
         k = int(measure[5:])
         return sum(pass_at_k(len(o["correct"]), sum(o["correct"]), k) for o in outcomes) / len(outcomes)
     raise ValueError(f"unknown measure {measure!r} for a sweep experiment")
+
+
+def _bench_value(exp: Experiment, v: Variant) -> float:
+    import json
+    from pathlib import Path
+    if exp.measure != "per_softmax":
+        raise ValueError(f"unknown measure {exp.measure!r} for a bench experiment")
+    path = Path(__file__).resolve().parent.parent / "assets" / "bench" / exp.file
+    rows = json.loads(path.read_text(encoding="utf-8"))["sampling_ops"]
+    vocab = int(v.options["vocab"])
+    us = {r["op"]: float(r["us_min"]) for r in rows if int(r["vocab"]) == vocab}
+    return us[str(v.options["op"])] / us["softmax"]

@@ -171,3 +171,18 @@ def test_lesson_8_a_letter_prediction_is_marked_against_the_masked_run(page):
     assert "✘" in result and "A) Paris" in result and "B (Paris)" in result
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson8_letter.png"))
+
+
+def test_lesson_12_reads_the_shipped_bench_run_as_ratios(page):
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 12)
+    open_experiment_screen(page, les, "zh")
+    assert page.inner_text("#lesson-run").strip() == "读取随附的结果"      # a file, not the live model
+    page.click("#lesson-guess input[value='top-p']")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('132')", timeout=60_000)
+    result = page.inner_text("#lesson-result")
+    assert "✔" in result and "ops_grammar.json" in result and "ms" not in result
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson12_ratios_zh.png"))
+    page.click("#lang-radio input[value='en']")

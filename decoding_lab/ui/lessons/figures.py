@@ -59,7 +59,7 @@ def _variants(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> go.Fi
     ys = [run["values"][k] for k in keys]
     guess = run.get("guess")
     picked = [k == str(guess) for k in keys]
-    name = tr(lang, "plot_value_file" if exp.kind == "sweep" else "plot_value")   # a sweep reads a file
+    name = tr(lang, "plot_value_file" if exp.reads_file else "plot_value")   # a sweep reads a file
     fig = go.Figure(go.Bar(x=labels, y=ys, name=name, marker_color=FINAL,
                            marker_line={"color": [PICK if p else FINAL for p in picked],
                                         "width": [5 if p else 0 for p in picked]},

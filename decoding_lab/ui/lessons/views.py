@@ -88,7 +88,7 @@ def result_markdown(exp: Experiment, run: dict[str, Any], lang: str) -> str:
         live = shown_value(exp, values.get(exp.predict.of), lg)
         guess_text = shown_value(exp, guess, lg) if exp.predict.kind == "value" else str(guess)
     # a sweep experiment reads a shipped file: no live model is involved, and the words say so
-    file = "_file" if exp.kind == "sweep" else ""
+    file = "_file" if exp.reads_file else ""
     head = tr(lang, "result_head" + file, guess=guess_text, live=live)
     verdict = exp.predict.verdict(guess, values)
     line = (tr(lang, "pick_right" + file) if verdict else tr(lang, "pick_wrong" + file, live=live)) \
@@ -96,7 +96,7 @@ def result_markdown(exp: Experiment, run: dict[str, Any], lang: str) -> str:
         tr(lang, "number_diff", guess=guess_text, live=live)
     reveal = exp.fill(exp.reveal[lg], values)
     note = tr(lang, "fallback", error=run["error"]) if run.get("error") else \
-        f"*{tr(lang, 'took', s=run.get('seconds', 0.0), model=exp.model if exp.kind != 'sweep' else exp.file)}*"
+        f"*{tr(lang, 'took', s=run.get('seconds', 0.0), model=exp.model if not exp.reads_file else exp.file)}*"
     return f"{head}\n\n{line}\n\n{reveal}\n\n{note}"
 
 
@@ -118,7 +118,7 @@ def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, r
         ui.guess: gr.update(visible=not number, choices=[] if number else guess_choices(exp, lg),
                             value=None if number else guess, label=tr(lang, "your_guess")),
         ui.guess_number: gr.update(visible=number, value=guess if number else None, label=tr(lang, "your_guess")),
-        ui.run: gr.update(value=tr(lang, "run_file" if exp.kind == "sweep" else "run")),
+        ui.run: gr.update(value=tr(lang, "run_file" if exp.reads_file else "run")),
         ui.exp_out: result_markdown(exp, run, lang) if run else "",
         ui.exp_plot: gr.update(visible=bool(run), value=experiment_figure(exp, run, lang, lg, teacher) if run else None),
     }
