@@ -58,6 +58,13 @@ def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
     page.click("#tab-lessons-button")
     les = LESSONS[0]
     page.get_by_text(f"{les.number}. {les.title['en']}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['en']!r})")
+    assert not page.is_visible("#lesson-question-0")          # the checks wait for the last screen
+    n = len(les.screens("en"))
+    for i in range(n - 1):
+        page.click("#teacher-next")
+        page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
+                               timeout=20_000)
     check = les.checks[0]
     # the slots still hold the lesson loaded before until this one's views arrive: a click before
     # then picks a choice of the other lesson's question
@@ -74,6 +81,10 @@ def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
         page.wait_for_function(f"document.querySelector('#lesson-feedback-0').innerText.includes({why[:40]!r})")
         assert sign in page.evaluate("document.querySelector('#lesson-feedback-0').innerText")
     page.wait_for_function(f"document.querySelector('#lesson-progress').innerText.includes('{done + 1} of {total}')")
+    for i in range(n - 1, 0, -1):                      # back to the first screen for the next test
+        page.click("#teacher-prev")
+        page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i} ')",
+                               timeout=20_000)
 
 
 def test_lesson_1_three_scores_from_the_shipped_sweep(page):

@@ -59,7 +59,8 @@ def test_teacher_mode_is_large_and_hides_the_rest(big):
     top = page.evaluate("document.querySelector('#teacher-mode').getBoundingClientRect().top")
     assert top < page.evaluate("document.querySelector('#lesson-text').getBoundingClientRect().top")
     set_teacher(page, False)
-    assert visible(page, "#lesson-picker") and visible(page, "#lesson-checks")
+    assert visible(page, "#lesson-picker") and visible(page, "#lesson-look")
+    assert not visible(page, "#lesson-checks")         # outside teacher mode the checks follow the last screen
 
 
 def test_keyboard_pages_in_teacher_mode(big):

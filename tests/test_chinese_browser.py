@@ -18,7 +18,8 @@ pytestmark = pytest.mark.browser
 #: English words the Explorer's own strings use; none may reach a Chinese page.
 ENGLISH = re.compile(r"(?i)(?<![A-Za-z\-])(step|rank|raw|final|forced|chosen|kept|cut|from|tokens?|sampled|"
                      r"greedy|quantity|value|time|forward|chain|entropy|mass|probability|when|had|the|of|and|"
-                     r"at|with|by)(?![A-Za-z\-])")
+                     r"at|with|by|use|via|built|settings|runs|copy|table|fullscreen|open|menu|upload|actions)"
+                     r"(?![A-Za-z\-])")
 N_TOKENS = "document.querySelectorAll('#generated-text .gen-tok').length"
 
 
@@ -60,6 +61,9 @@ def test_explorer_in_chinese_has_no_english_words_of_ours(browser, app_url):
             "chart legend": " | ".join(page.evaluate(
                 "document.querySelector('#dist-chart .js-plotly-plot').data.map(d => d.name)")),
         }
+        places["gradio's footer and table tooltips"] = " | ".join([page.inner_text("footer"), *page.evaluate(
+            "[...document.querySelectorAll('#step-table [aria-label], #step-table [title]')]"
+            ".map(e => e.getAttribute('aria-label') || e.getAttribute('title'))")])
         page.click("#branches input")
         page.wait_for_function("document.querySelectorAll('#branches li[role=option]').length > 0")
         places["branches"] = page.inner_text("#branches ul")

@@ -40,8 +40,16 @@ def test_a_lesson_screen_travels_in_the_link(browser, app_url):
         assert q["tab"] == "lessons" and q["lesson"] == str(les.number) and q["screen"] == "1"
         page.click("#copy-link-btn")      # the button copies the address bar and says so
         page.wait_for_function("document.querySelector('#copy-link-btn').dataset.copied === location.href")
-        assert "Link copied" in page.inner_text("#copy-link-btn")
+        shown = page.evaluate("getComputedStyle(document.querySelector('#copy-link-btn'), '::after').content")
+        assert "Link copied" in shown
         link = page.url
+        # the button's own label still follows the language (the confirmation never replaced it)
+        page.wait_for_function("!document.querySelector('#copy-link-btn').classList.contains('link-copied')",
+                               timeout=10_000)
+        page.click("#lang-radio input[value='zh']")
+        page.wait_for_function("document.querySelector('#copy-link-btn').innerText.trim() === '复制链接'",
+                               timeout=20_000)
+        page.click("#lang-radio input[value='en']")
     finally:
         ctx.close()
     ctx, page = fresh(browser, link)      # someone else opens it
@@ -167,5 +175,31 @@ def test_a_bad_tab_setup_in_a_link_is_refused_by_name(browser, app_url):
         assert "telepathy" in text and "nonsense" in text
         assert page.input_value("#cmp-prompt textarea") == "kept"
         assert float(page.input_value("#cmp2-temperature input[type=number]")) == 0.8   # its default
+    finally:
+        ctx.close()
+
+
+def test_settings_changed_without_a_step_are_in_the_link(browser, app_url):
+    """A visitor sets T, top-k and a prompt and copies the link before stepping: the link carries
+    them, and opening it sets them back."""
+    ctx, page = fresh(browser, app_url)
+    try:
+        page.fill("#prompt textarea", "Name a fruit.")
+        for elem_id, value in (("temperature", "0.55"), ("top-k", "7")):
+            box = f"#{elem_id} input[type=number]"
+            page.fill(box, value)
+            page.press(box, "Enter")
+        page.wait_for_function("location.search.includes('top_k=7') && location.search.includes('T=0.55')",
+                               timeout=20_000)
+        q = query(page)
+        assert q["prompt"] == "Name a fruit." and "steps" not in q
+        link = page.url
+    finally:
+        ctx.close()
+    ctx, page = fresh(browser, link)
+    try:
+        page.wait_for_function("document.querySelector('#prompt textarea').value === 'Name a fruit.'", timeout=30_000)
+        assert page.input_value("#temperature input[type=number]") == "0.55"
+        assert page.input_value("#top-k input[type=number]") == "7"
     finally:
         ctx.close()

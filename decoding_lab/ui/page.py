@@ -11,6 +11,8 @@ a loop. What it wires itself:
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 from urllib.parse import urlencode
 from typing import Any
@@ -61,11 +63,13 @@ HEAD = """
     const btn = e.target.closest && e.target.closest('#copy-link-btn');
     if (!btn) return;
     const url = location.href, zh = !!document.querySelector('#lang-radio input[value="zh"]:checked');
+    // The confirmation is drawn by CSS over the label (assets/app.css, .link-copied): writing the
+    // button's text here would detach the text node gradio relabels on a language switch.
     const done = function () {
       btn.dataset.copied = url;
-      const old = btn.textContent;
-      btn.textContent = zh ? '✓ 链接已复制' : '✓ Link copied';
-      setTimeout(function () { btn.textContent = old; }, 2000);
+      btn.dataset.copiedMsg = zh ? '✓ 链接已复制' : '✓ Link copied';
+      btn.classList.add('link-copied');
+      setTimeout(function () { btn.classList.remove('link-copied'); }, 2000);
     };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(url).then(done, done);
@@ -104,13 +108,56 @@ document.addEventListener('blur', function (e) {
   }
   new MutationObserver(attach).observe(document.documentElement, {childList: true, subtree: true});
 })();
+// Gradio's own words (the footer, icon buttons' tooltips) follow the browser's locale, not the
+// page's language switch. In Chinese, those shown here are written over (and restored in English).
+(function () {
+  const ZH = GRADIO_ZH;
+  function zh() { return !!document.querySelector('#lang-radio input[value="zh"]:checked'); }
+  function swap() {
+    const on = zh();
+    document.querySelectorAll('footer *').forEach(function (el) {
+      el.childNodes.forEach(function (n) {
+        if (n.nodeType !== 3) return;
+        const t = n.textContent.trim(), en = n.__dlEn || t;
+        if (!ZH[en]) return;
+        n.__dlEn = en;
+        const want = on ? ZH[en] : en;
+        if (t !== want) n.textContent = n.textContent.replace(t, want);
+      });
+    });
+    document.querySelectorAll('[aria-label], [title]').forEach(function (el) {
+      ['aria-label', 'title'].forEach(function (a) {
+        const v = el.getAttribute(a), key = '__dlEn_' + a;
+        if (!v) return;
+        const en = el[key] || v;
+        if (!ZH[en]) return;
+        el[key] = en;
+        const want = on ? ZH[en] : en;
+        if (v !== want) el.setAttribute(a, want);
+      });
+    });
+  }
+  let queued = false;
+  function later() { if (!queued) { queued = true; requestAnimationFrame(function () { queued = false; swap(); }); } }
+  new MutationObserver(later).observe(document.documentElement,
+    {childList: true, subtree: true, attributes: true, attributeFilter: ['aria-label', 'title', 'checked']});
+  document.addEventListener('change', later, true);
+})();
 </script>
 """
+
+#: Gradio's own interface words the page shows, in Chinese (see the script above).
+GRADIO_ZH = {"Use via API": "通过 API 使用", "Built with Gradio": "使用 Gradio 构建", "Settings": "设置",
+             "Runs": "运行记录", "Copy table data": "复制表格数据", "Fullscreen": "全屏", "Exit fullscreen": "退出全屏",
+             "Download": "下载", "Copy": "复制", "Copied": "已复制", "Copied!": "已复制", "Clear": "清除",
+             "Reset": "重置", "Share": "分享", "Search": "搜索",
+             "Table actions": "表格操作", "Open cell menu": "打开单元格菜单", "File upload": "上传文件"}
 
 #: Keys the page writes beside the Explorer's run: the tab, the lesson and its screen, and each
 #: tab's setup under the tab's id (``common.tablink``).
 PAGE_KEYS = (*urlstate.PAGE_KEYS, *(name for name, _ in TABS if name not in ("explorer", "lessons")))
 HEAD = HEAD.replace("PAGE_KEYS", "[" + ", ".join(f"'{k}'" for k in PAGE_KEYS) + "]")
+HEAD = HEAD.replace("GRADIO_ZH", json.dumps(GRADIO_ZH, ensure_ascii=False))
 
 # Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
 # The Lessons tab also puts its lesson and screen back into the address bar.

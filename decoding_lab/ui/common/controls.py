@@ -142,7 +142,7 @@ def model_prompt_row(L: Labels, lang: str, prefix: str, prompt: str) -> tuple[An
     The model and the format reach the handler unchecked: its request checks them by name."""
     with gr.Row():
         model = L(CheckedDropdown(model_names(), value=model_names()[0], label=t(lang, "model"), elem_id=f"{prefix}model",
-                              scale=1), "model")
+                                  scale=1, min_width=240), "model")   # a model name fits beside the list's arrow
         box = L(gr.Textbox(prompt, label=t(lang, "prompt"), lines=2, elem_id=f"{prefix}prompt", scale=3), "prompt")
         chat = L(CheckedRadio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id=f"{prefix}chat", scale=1),
                  "chat", "choices", chat_choices)

@@ -57,6 +57,16 @@ _ZH_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(a), b)
     (r"^the prompt is empty(: type some text first)?$", r"提示词为空：请先输入文字"),
     (r"^choose at least two numerical paths to compare$", r"请至少选两条数值路径来比较"),
     (r"^invalid regex (.+?): (.+)$", r"无效的正则 \1：\2"),
+    # grammar errors: the engine's or the parser's own detail stays as it wrote it, after a Chinese head
+    (r"^the JSON schema is not valid JSON: (.+) \(line (\d+), column (\d+)\)$", r"JSON Schema 不是合法的 JSON（第 \2 行第 \3 列）：\1"),
+    (r"^invalid JSON schema: (.+)$", r"无效的 JSON Schema：\1"),
+    (r"^invalid (Lark|GBNF) grammar at line (\d+), column (\d+): (.+)$", r"无效的 \1 语法（第 \2 行第 \3 列）：\4"),
+    (r"^invalid (Lark|GBNF) grammar: (.+)$", r"无效的 \1 语法：\2"),
+    (r"^invalid choices at line (\d+), column (\d+): (.+)$", r"无效的选项（第 \1 行第 \2 列）：\3"),
+    (r"^invalid choices: (.+)$", r"无效的选项：\1"),
+    (r"^the (regex|JSON schema|Lark grammar|GBNF grammar|choices) matches no text at all$", r"这个 \1 不匹配任何文本"),
+    (r"^the (regex|JSON schema|Lark grammar|GBNF grammar|choices|prompt) is empty$", r"\1 是空的"),
+    (r"^choices: the list is empty, so nothing could be written$", r"选项列表是空的，什么也写不出来"),
     (r"^the grammar compiler is busy with (\d+) other grammar\(s\); try again in a moment (.*)$",
      r"语法编译器正忙于另外 \1 个语法；请稍后再试 \2"),
 ))

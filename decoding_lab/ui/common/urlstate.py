@@ -51,6 +51,28 @@ def encode(model: str, prompt: str, chat: str, values: Mapping[str, Any], top_n:
     return urlencode(q)
 
 
+def controls_writer_js(names: list[str]) -> str:
+    """The browser half of ``encode``: a function of the Explorer's control values (in ``names``'
+    order: model, hub_id, prompt, chat, the settings, top_n) that writes the same query into the
+    address bar as they change, before any Step (a Step's own link adds its steps and forced
+    tokens, ``explorer.views.share_query``). It waits until the page has read its link."""
+    import json
+    spec = {"names": names, "short": URL_KEYS, "defaults": DEFAULTS, "custom": CUSTOM, "max": MAX_PROMPT}
+    return ("(...v) => { if (!window.dlLinkRead || !window.dlSetRun) return [];"
+            f" const S = {json.dumps(spec)}, c = {{}}; S.names.forEach(function (n, i) {{ c[n] = v[i]; }});"
+            " const q = new URLSearchParams();"
+            " q.set('model', (c.hub_id || '').trim() || c.model || ''); q.set('prompt', String(c.prompt || '').slice(0, S.max));"
+            " q.set('chat', c.chat || 'chat');"
+            " Object.keys(S.short).forEach(function (k) { const x = c[k], d = S.defaults[k];"
+            "   if (x === null || x === undefined || x === '' || x === d || (typeof d === 'number' && Number(x) === d)) return;"
+            "   q.set(S.short[k], typeof x === 'boolean' ? (x ? '1' : '0') : String(x)); });"
+            " const order = c.order_preset === S.custom ? c.custom_order : c.order_preset;"
+            " if (order && order !== 'transformers') q.set('order', order);"
+            " if (c.top_n !== null && c.top_n !== undefined && c.top_n !== '' && Number(c.top_n) !== 20) q.set('n', String(c.top_n));"
+            " if (document.querySelector('#lang-radio input[value=\"zh\"]:checked')) q.set('lang', 'zh');"
+            " window.dlSetRun(q.toString()); return []; }")
+
+
 #: Keys the page (not the Explorer) puts in a link: the tab, the lesson and its screen.
 PAGE_KEYS = ("tab", "lesson", "screen")
 

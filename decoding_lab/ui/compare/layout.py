@@ -59,10 +59,11 @@ def build_layout(ctx: TabContext) -> SimpleNamespace:
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
     p.model, p.prompt, p.chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
     with gr.Row():
-        p.ncols = L(CheckedSlider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols"),
-                    "cmp_columns")
-        p.max_new = L(CheckedSlider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new"),
-                      "max_new_tokens")
+        # min_width: on a phone the row wraps instead of squeezing a label to one character a line
+        p.ncols = L(CheckedSlider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols",
+                                  min_width=200), "cmp_columns")
+        p.max_new = L(CheckedSlider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new",
+                                    min_width=200), "max_new_tokens")
         p.run = L(gr.Button(t(lang, "cmp_run"), variant="primary", elem_id="cmp-run"), "cmp_run", "value")
         p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")
     with gr.Row(equal_height=False):

@@ -15,6 +15,7 @@ from decoding_lab.lessons import Lesson
 from decoding_lab.ui.common.i18n import norm_lang
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.figures import experiment_figure, shown
+from decoding_lab.ui.lessons.glossary_view import glossary_markdown
 from decoding_lab.ui.lessons.strings import tr
 
 
@@ -127,7 +128,7 @@ def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, r
 # ----------------------------------------------------------------------------- everything at once
 def outputs(ui: SimpleNamespace) -> list[Any]:
     """Every component ``views`` writes, in the order of the tab's events' outputs."""
-    return [ui.picker, ui.progress, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
+    return [ui.picker, ui.progress, ui.glossary_box, ui.glossary, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
             ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.link,
             *C.outputs(ui)]
 
@@ -135,7 +136,8 @@ def outputs(ui: SimpleNamespace) -> list[Any]:
 def views(ui: SimpleNamespace, lang: str, number: Any, screen: Any, passed: list[str] | None,
           learner: str | None = "", runs: dict | None = None, teacher: bool = False) -> dict:
     """Everything the tab shows for one lesson and screen, in one language (an unknown number shows
-    the first lesson). In teacher mode the list, progress, pointers, set-up button and checks hide."""
+    the first lesson). In teacher mode the list, progress, pointers, set-up button and checks hide;
+    otherwise the checks show on the lesson's last screen."""
     les = ui.lessons.get(_number(number), ui.lessons[ui.order[0]])
     screen = clamp_screen(les, screen)
     text, counter = screen_markdown(les, lang, screen)
@@ -144,6 +146,8 @@ def views(ui: SimpleNamespace, lang: str, number: Any, screen: Any, passed: list
         ui.picker: gr.update(choices=picker_choices(list(ui.lessons.values()), lang, passed), value=les.number,
                              label=tr(lang, "pick")),
         ui.progress: progress_markdown(lang, passed, ui.total_checks),
+        ui.glossary_box: gr.update(label=tr(lang, "glossary")),
+        ui.glossary: glossary_markdown(lang),
         ui.side: gr.update(visible=not teacher),
         ui.teacher: gr.update(label=tr(lang, "teacher")),
         ui.text: text, ui.counter: counter,
@@ -153,7 +157,9 @@ def views(ui: SimpleNamespace, lang: str, number: Any, screen: Any, passed: list
         ui.loaded: gr.update(value="", visible=not teacher),
         ui.link: f"lesson={les.number}&screen={screen}",     # the page writes it into the address bar
         **experiment_views(ui, les, lang, screen, runs, teacher),
-        **C.check_views(ui, les, lang, passed, learner, visible=not teacher),
+        # the checks come after the lesson's last screen has been read, not beside its first
+        **C.check_views(ui, les, lang, passed, learner,
+                        visible=not teacher and screen == len(les.screens(lesson_lang(lang))) - 1),
     }
 
 
