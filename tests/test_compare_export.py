@@ -33,6 +33,13 @@ def test_an_exported_file_alone_reproduces_its_run(client):
     assert [c["strategy"] for c in data["columns"]] == ["greedy", "beam", "sample"]
     assert data["columns"][1]["num_beams"] == 2 and data["columns"][2]["settings"]["seed"] == 11
 
+    # the CSV names the model, prompt and format on every row
+    import csv
+    with open(next(f for f in files if f.endswith(".csv")), encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3 and all((r["model"], r["prompt"], r["format"]) == ("smollm2-135m-instruct", PROMPT, "chat")
+                                  for r in rows)
+
     # the core, from the file alone
     from decoding_lab.models import get_model
     lm = get_model(data["model"])

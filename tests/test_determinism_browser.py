@@ -43,7 +43,9 @@ def test_stop_ends_the_run_after_the_running_path(page, app_url):
     page.click("#determinism-run")
     page.wait_for_function("document.querySelector('#det-result').innerText.includes('Path 2 of')",
                            timeout=300_000)
-    page.click("#determinism-stop")
+    page.click("#determinism-stop")          # says so at once, while the running path finishes
+    page.wait_for_function("document.querySelector('#det-result').innerText.includes('Stopping: the path')",
+                           timeout=30_000)
     page.wait_for_function("document.querySelector('#det-result').innerText.includes('Stopped after')",
                            timeout=300_000)
     result = page.inner_text("#det-result")

@@ -150,6 +150,7 @@ def test_first_visit_strip_loads_a_step_that_cuts(browser, app_url):
     page.wait_for_function(f"{CHART} && {CHART}.layout.title.text.startsWith('Step 0:')")
     assert not strip.is_visible()
     assert page.input_value("#top-p input[type=number]") == "0.7" and page.input_value("#top-k input") == "10"
+    assert "Loaded the prompt “Tell me a story.” with T 1, top-k 10, top-p 0.7" in page.inner_text("#status")
     texts = [e["text"] for e in legend(page)]
     assert "✂ cut by top-p (p when cut)" in texts and "✂ cut by top-k (p when cut)" in texts, texts
     assert max(b["h"] for b in bars(page) if "cut by top-p" in b["name"]) > 20   # a cut one can see

@@ -33,10 +33,13 @@ class StopRequests:
             self._running.add(run_id)
         return run_id
 
-    def request(self, run_id: str | None) -> None:
+    def request(self, run_id: str | None) -> bool:
+        """Ask ``run_id`` to stop; True when it was running (a late click asks nothing)."""
         with self._lock:
             if run_id in self._running:
                 self._stop.add(run_id)
+                return True
+            return False
 
     def asked(self, run_id: str) -> bool:
         with self._lock:

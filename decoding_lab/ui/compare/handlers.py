@@ -177,7 +177,10 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
                    "runs": [{"label": label, "column": i, **r.to_json()}
                             for i, (label, r) in enumerate(results) if r is not None]}
         table = views.metrics_table(results, "en")
-        files = write_files("compare", payload, list(table.columns), table.values.tolist())
+        # the CSV names what was run on every row too (a spreadsheet row read alone says it)
+        ran = [req.model, req.prompt, "chat" if req.chat else "raw"]
+        files = write_files("compare", payload, [*table.columns, "model", "prompt", "format"],
+                            [[*row, *ran] for row in table.values.tolist()])
         return {p.files: gr.update(value=files, visible=True)}
 
     inputs, names = inputs_of({"lang": ctx.lang_state, "results": p.results, "request": p.request})

@@ -9,6 +9,8 @@ import html
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+import gradio as gr
+
 from decoding_lab.determinism import VARIANTS, iter_variants, summarize
 from decoding_lab.errors import SettingsError
 from decoding_lab.ui.common.errors import guarded
@@ -102,7 +104,14 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     run = ui.run.click(gated(named(on_run, names), ctx.jobs), inputs, [ui.result, ui.plot, ui.last, ui.run_id],
                        api_name="determinism_run", concurrency_id="model",  # one model job per tab at a time
                        validator=validator(names, checks))
-    stop = ui.stop.click(stops.request, [ui.run_id], None, api_visibility="private", concurrency_limit=None)
+    def on_stop(run_id: str | None, lang: str) -> Any:
+        """Stop ends the run after the path that is running; say so at once, not when it ends."""
+        if not stops.request(run_id):
+            return gr.update()
+        return f"<div class='det-run det-progress'>{html.escape(tr(lang, 'stopping'))}</div>"
+
+    stop = ui.stop.click(on_stop, [ui.run_id, ctx.lang_state], [ui.result], api_visibility="private",
+                         concurrency_limit=None, show_progress="hidden")
     return {"run": run, "stop": stop}
 
 

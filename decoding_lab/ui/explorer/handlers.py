@@ -25,7 +25,7 @@ from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, number_input, val
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.common.validate import (choice_check, model_check, number_check, settings_checks, validator,
                                              watch)
-from decoding_lab.ui.explorer import engines, onboarding
+from decoding_lab.ui.explorer import engines, onboarding, strings
 from decoding_lab.ui.explorer.busy import calm_when_busy
 from decoding_lab.ui.explorer.request import TOP_N_RANGE, ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
@@ -273,7 +273,10 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
         return render(ui, req.lang, session)
 
     def on_show_cut(v: dict) -> dict:
-        return fill(ui, onboarding.CUT_PRESET, v["lang"])
+        out = fill(ui, onboarding.CUT_PRESET, v["lang"])
+        # the prompt and settings just changed under the visitor's eyes: the status line says to what
+        out[ui.status] = f"**{strings.tr(v['lang'], 'cut_loaded')}** · {out[ui.status]}"
+        return out
 
     onboarding.wire(ctx.page, ui.onboard, (*model_job(on_show_cut, with_controls=False), fill_outputs(ui)))
     busy = {"concurrency_id": "model", "show_progress": "minimal"}

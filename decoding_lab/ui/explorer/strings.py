@@ -44,6 +44,7 @@ EN: dict[str, str] = {
     "template_summary": "chat template around your prompt ({n} lines; click to show)",
     # no silent surprises
     "new_run": "New prompt or model: this is a new run from step 0",
+    "cut_loaded": "Loaded the prompt “Tell me a story.” with T 1, top-k 10, top-p 0.7 and seed 1 (see the controls)",
     # alternatives in the text
     "gen_hint": "colour = probability of the chosen token; hover or tap a token for its alternatives",
     "pop_head": "Step {step}: the top alternatives",
@@ -86,6 +87,7 @@ ZH: dict[str, str] = {
     "template_summary": "包在你的提示词外的对话模板（{n} 行；点击展开）",
     "gen_hint": "颜色 = 被选词元的概率；悬停或点按词元查看其他候选",
     "new_run": "提示词或模型已更改：这是从第 0 步开始的新一轮",
+    "cut_loaded": "已载入提示词 “Tell me a story.”，T 1、top-k 10、top-p 0.7、种子 1（见各项设置）",
     "pop_head": "第 {step} 步：排名靠前的候选",
     "pop_hint": "点击一个候选，在这一步强制选择它（其后的内容保存为分支）。",
     "pop_chosen": "★ 被选中 · 最终 {p}", "pop_kept": "保留 · 最终 {p}", "pop_cut": "✂ 被 {stage} 截断",
