@@ -33,6 +33,27 @@ def forward(model: PreTrainedModel, input_ids: torch.Tensor, cache: DynamicCache
     return out.logits[:, -1, :].float()
 
 
+class OneSequenceCache:
+    """The batch methods of a cache that holds one sequence (llama.cpp's, a server's): one row is
+    fine, more is refused with ``ONE_SEQUENCE_MESSAGE`` (the subclass's words for its backend)."""
+
+    ONE_SEQUENCE_MESSAGE = "this backend runs one sequence at a time"
+
+    def _one(self, rows: int) -> None:
+        if rows != 1:
+            from decoding_lab.models import ModelError  # models imports this module
+            raise ModelError(self.ONE_SEQUENCE_MESSAGE)
+
+    def batch_repeat_interleave(self, rows: int) -> None:
+        self._one(int(rows))
+
+    def batch_select_indices(self, indices: object) -> None:
+        self._one(len(indices))  # type: ignore[arg-type]
+
+    def reorder_cache(self, parents: object) -> None:
+        self._one(2 if [int(i) for i in parents] != [0] else 1)  # type: ignore[union-attr]
+
+
 def one_sequence(model: object) -> bool:
     """True for a backend that runs one sequence per cache (llama.cpp's, a remote server's):
     callers that batch rows (Compare's columns) run them one by one instead."""

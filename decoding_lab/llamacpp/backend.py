@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from decoding_lab.llamacpp import require
+from decoding_lab.forward import OneSequenceCache
 from decoding_lab.models import ModelError
 
 __all__ = ["LlamaCppKernels", "LlamaCppCache", "SUFFIX"]
@@ -85,8 +86,10 @@ class LlamaCppKernels:
         return self
 
 
-class LlamaCppCache:
+class LlamaCppCache(OneSequenceCache):
     """One KV cache: a llama_context of its own, plus the tokens it holds."""
+
+    ONE_SEQUENCE_MESSAGE = _ONE_SEQUENCE
 
     def __init__(self, kernels: LlamaCppKernels) -> None:
         lib = require()
@@ -114,18 +117,6 @@ class LlamaCppCache:
             raise ValueError(f"cannot crop a cache of {len(self.tokens)} positions to {length}")
         self.ctx.kv_cache_seq_rm(0, length, -1)
         self.tokens = self.tokens[:length]
-
-    def batch_repeat_interleave(self, rows: int) -> None:
-        if rows != 1:
-            raise ModelError(_ONE_SEQUENCE)
-
-    def batch_select_indices(self, indices: Any) -> None:
-        if len(indices) != 1:
-            raise ModelError(_ONE_SEQUENCE)
-
-    def reorder_cache(self, parents: Any) -> None:
-        if [int(i) for i in parents] != [0]:
-            raise ModelError(_ONE_SEQUENCE)
 
     def __deepcopy__(self, memo: dict) -> "LlamaCppCache":
         twin = LlamaCppCache(self.kernels)

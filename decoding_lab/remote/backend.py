@@ -37,6 +37,7 @@ from typing import Any
 
 import torch
 
+from decoding_lab.forward import OneSequenceCache
 from decoding_lab.models import LoadedModel, ModelError, get_model
 from decoding_lab.remote.client import Client
 from decoding_lab.remote.config import Endpoint, endpoint as find_endpoint
@@ -162,8 +163,10 @@ class RemoteKernels:
         return logits
 
 
-class RemoteCache:
+class RemoteCache(OneSequenceCache):
     """The token ids so far: the server keeps no state for us, so crop and copy are list operations."""
+
+    ONE_SEQUENCE_MESSAGE = _ONE_SEQUENCE
 
     def __init__(self, kernels: RemoteKernels) -> None:
         self.kernels = kernels
@@ -185,18 +188,6 @@ class RemoteCache:
         twin.engine_sampling = dict(self.engine_sampling)
         twin.last_report = self.last_report  # frozen: safe to share
         return twin
-
-    def batch_repeat_interleave(self, rows: int) -> None:
-        if rows != 1:
-            raise ModelError(_ONE_SEQUENCE)
-
-    def batch_select_indices(self, indices: Any) -> None:
-        if len(indices) != 1:
-            raise ModelError(_ONE_SEQUENCE)
-
-    def reorder_cache(self, parents: Any) -> None:
-        if [int(i) for i in parents] != [0]:
-            raise ModelError(_ONE_SEQUENCE)
 
 
 def load_remote(endpoint_name: str) -> LoadedModel:
