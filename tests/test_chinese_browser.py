@@ -114,3 +114,18 @@ def test_every_tab_in_chinese_after_its_run(browser, app_url, tab, run, done):
         assert not found, f"English left on the Chinese {tab} tab: {found}"
     finally:
         ctx.close()
+
+
+def test_a_toast_reads_in_chinese(browser, app_url):
+    """Gradio titles a toast by its kind ("Info"); in Chinese the page writes it over."""
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + "?tab=grammar&lang=zh")
+    try:
+        page.wait_for_function("document.querySelector('#lang-radio input[value=\"zh\"]').checked")
+        page.fill("#grammar-prompt textarea", "我的提示词")
+        page.get_by_label("JSON Schema").first.check()    # the typed prompt is kept, and a toast says so
+        page.wait_for_selector(".toast-body", timeout=30_000)
+        page.wait_for_function("document.querySelector('.toast-title').innerText.trim() === '信息'", timeout=10_000)
+        assert "保留了你写的提示词" in page.inner_text(".toast-body")
+    finally:
+        ctx.close()

@@ -108,14 +108,15 @@ document.addEventListener('blur', function (e) {
   }
   new MutationObserver(attach).observe(document.documentElement, {childList: true, subtree: true});
 })();
-// Gradio's own words (the footer, icon buttons' tooltips) follow the browser's locale, not the
+// Gradio's own words (the footer, icon buttons' tooltips, a toast's title, which gradio draws from
+// the toast's kind and not from the title the app sends) follow the browser's locale, not the
 // page's language switch. In Chinese, those shown here are written over (and restored in English).
 (function () {
   const ZH = GRADIO_ZH;
   function zh() { return !!document.querySelector('#lang-radio input[value="zh"]:checked'); }
   function swap() {
     const on = zh();
-    document.querySelectorAll('footer *').forEach(function (el) {
+    document.querySelectorAll('footer *, .toast-title, .toast-title *').forEach(function (el) {
       el.childNodes.forEach(function (n) {
         if (n.nodeType !== 3) return;
         const t = n.textContent.trim(), en = n.__dlEn || t;
@@ -151,7 +152,8 @@ GRADIO_ZH = {"Use via API": "通过 API 使用", "Built with Gradio": "使用 Gr
              "Runs": "运行记录", "Copy table data": "复制表格数据", "Fullscreen": "全屏", "Exit fullscreen": "退出全屏",
              "Download": "下载", "Copy": "复制", "Copied": "已复制", "Copied!": "已复制", "Clear": "清除",
              "Reset": "重置", "Share": "分享", "Search": "搜索",
-             "Table actions": "表格操作", "Open cell menu": "打开单元格菜单", "File upload": "上传文件"}
+             "Table actions": "表格操作", "Open cell menu": "打开单元格菜单", "File upload": "上传文件",
+             "Info": "信息", "Warning": "注意", "Error": "错误"}
 
 #: Keys the page writes beside the Explorer's run: the tab, the lesson and its screen, and each
 #: tab's setup under the tab's id (``common.tablink``).

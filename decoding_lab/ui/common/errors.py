@@ -100,7 +100,9 @@ def warn(text: str, lang: str = "en") -> None:
 
 
 def inform(text: str, lang: str = "en") -> None:
-    """An information toast (escaped, one line) under a title in the visitor's language."""
+    """An information toast (escaped, one line) under a title in the visitor's language. (Gradio 6
+    draws the title from the toast's kind, not from ``title``: the page writes it over in Chinese,
+    ``page.GRADIO_ZH``; API clients get ``title``.)"""
     gr.Info(plain(text), title=t(lang, "info"))
 
 
