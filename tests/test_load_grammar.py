@@ -51,7 +51,7 @@ def test_a_slow_compile_holds_no_model_slot(app_url, monkeypatch):
     from decoding_lab.ui.common.runtime import model_slots
     from decoding_lab.ui.grammar import session as gsession
 
-    slow_s = 4.0
+    slow_s = 8.0   # long enough that A's Reset + Step comes back inside it on a loaded 2-core machine
     original = gsession.make_constraint
 
     def slow_compile(*args):

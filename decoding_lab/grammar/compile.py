@@ -54,8 +54,9 @@ def _run(fn: Callable[..., Any], args: tuple, kw: dict) -> Any:
         _release()
 
 
-def bounded(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-    """``fn(*args, **kw)`` in the grammar pool; ``GrammarError`` when the pool is full or time runs out."""
+def submit(fn: Callable[..., Any], *args: Any, **kw: Any) -> cf.Future:
+    """Start ``fn(*args, **kw)`` in the grammar pool and return its future at once;
+    ``GrammarError`` now when the pool is full."""
     global _busy
     lim = limits.current()
     with _lock:
@@ -63,12 +64,23 @@ def bounded(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
             raise GrammarError(f"the grammar compiler is busy with {_busy} other grammar(s); try again in a moment "
                                f"({limits.PREFIX}GRAMMAR_WORKERS)")
         _busy += 1
-        future = _executor(lim.grammar_workers).submit(_run, fn, args, kw)
+        return _executor(lim.grammar_workers).submit(_run, fn, args, kw)
+
+
+def result(future: cf.Future, timeout: float | None = None) -> Any:
+    """A compile's result, waiting at most ``timeout`` (the deployment's limit by default);
+    ``GrammarError`` when time runs out (the compile itself goes on, holding its worker)."""
+    lim = limits.current()
     try:
-        return future.result(timeout=lim.grammar_seconds)
+        return future.result(timeout=lim.grammar_seconds if timeout is None else timeout)
     except cf.TimeoutError:
         raise GrammarError(f"compiling the grammar took longer than {lim.grammar_seconds:g} s "
                            f"({limits.PREFIX}GRAMMAR_SECONDS): make it smaller") from None
+
+
+def bounded(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """``fn(*args, **kw)`` in the grammar pool; ``GrammarError`` when the pool is full or time runs out."""
+    return result(submit(fn, *args, **kw))
 
 
 def busy() -> int:

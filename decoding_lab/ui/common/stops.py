@@ -9,6 +9,8 @@ random id per click of Run, kept in the tab's state), never anything about the v
     >>> run = stops.start()
     >>> stops.request(run); stops.asked(run)
     True
+    >>> stops.ask(run)          # True: that run was running (a late click asks nothing)
+    True
     >>> stops.end(run); stops.asked(run)
     False
 """
@@ -33,8 +35,12 @@ class StopRequests:
             self._running.add(run_id)
         return run_id
 
-    def request(self, run_id: str | None) -> bool:
-        """Ask ``run_id`` to stop; True when it was running (a late click asks nothing)."""
+    def request(self, run_id: str | None) -> None:
+        """Ask ``run_id`` to stop (a Stop button's event: it returns nothing to show)."""
+        self.ask(run_id)
+
+    def ask(self, run_id: str | None) -> bool:
+        """``request``, saying whether ``run_id`` was running (a late click asks nothing)."""
         with self._lock:
             if run_id in self._running:
                 self._stop.add(run_id)

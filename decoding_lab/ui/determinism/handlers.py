@@ -106,7 +106,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
                        validator=validator(names, checks))
     def on_stop(run_id: str | None, lang: str) -> Any:
         """Stop ends the run after the path that is running; say so at once, not when it ends."""
-        if not stops.request(run_id):
+        if not stops.ask(run_id):
             return gr.update()
         return f"<div class='det-run det-progress'>{html.escape(tr(lang, 'stopping'))}</div>"
 

@@ -31,8 +31,9 @@ from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
 from decoding_lab.ui.common.validate import check_choice, choice_check, model_check, number_check, param_check, validator, watch
-from decoding_lab.ui.grammar.session import (CMP_N, CMP_TOKENS, DEFAULT_PRESET, N_STEPS, STEP_TOKENS, GrammarRequest,
-                                             GrammarSession, compiled_constraint, load_model, model_name, new_session)
+from decoding_lab.ui.grammar.session import (CHECK_WAIT, CMP_N, CMP_TOKENS, DEFAULT_PRESET, N_STEPS, STEP_TOKENS,
+                                             GrammarRequest, GrammarSession, compiled_constraint, load_model,
+                                             model_name, new_session)
 from decoding_lab.ui.grammar.strings import KINDS, tr
 from decoding_lab.ui.grammar.views import compare_html, healing_views, preset_source, step_views
 
@@ -155,12 +156,14 @@ def advance(lang: str, session: GrammarSession, n: int) -> None:
 def constraint_check(field: str):
     """The constraint compiled before the event runs, so a bad regex, schema or grammar is
     painted under the box that holds it (the grammar box, or the preset list for a preset);
-    the handler then finds it compiled (``session.compiled_constraint``)."""
+    the handler then finds it compiled, or still compiling (``session.compile_started``)."""
     def check(value: Any, values: dict[str, Any]) -> Any:
         kind = values.get("kind")
         if kind not in KINDS or (kind == "preset") != (field == "preset"):
             return value   # a bad kind is the kind's own message; the other box is not in use
-        return compiled_constraint(kind, values.get("preset"), values.get("constraint"))
+        # a long compile is let through after CHECK_WAIT s: the handler waits for it and reports it
+        compiled_constraint(kind, values.get("preset"), values.get("constraint"), wait=CHECK_WAIT)
+        return value
     return check
 
 

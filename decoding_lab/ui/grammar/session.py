@@ -17,6 +17,7 @@ prompt's forward pass take a slot, so a slow grammar never delays another visito
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import threading
 import time
 from collections import OrderedDict
@@ -25,7 +26,8 @@ from typing import Any
 
 from decoding_lab.errors import SettingsError
 from decoding_lab.grammar import Constraint, GrammarMask, build_constraint, preset
-from decoding_lab.grammar.compile import bounded
+from decoding_lab.grammar.compile import bounded, submit
+from decoding_lab.grammar.compile import result as compile_result
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.ui.common.runtime import model_slot, on_model
 from decoding_lab.ui.common.session import Session
@@ -54,30 +56,44 @@ def make_constraint(kind: str, preset_name: str | None, text: str | None) -> Con
     return build_constraint(kind, text or "")
 
 
-#: Constraints compiled lately, by source: the Run's validator compiles a constraint to check it
-#: (its error is painted under the grammar box) and the handler that runs next finds it here
-#: instead of compiling it again. A ``Constraint`` is immutable (its grammar text and the engine's
-#: checked form), so visitors may share one, as they share the model's weights; the matcher a
-#: session steps with is built per session (``GrammarMask``). Failures are not kept: a busy pool
-#: or a timeout must be able to succeed on the next try.
-_COMPILED: "OrderedDict[tuple[str, str], Constraint]" = OrderedDict()
-_COMPILED_LOCK = threading.Lock()
-COMPILED_KEEP = 32
+#: Compiles of constraints, by source: the Run's validator starts one to check it (a bad one is
+#: painted under the grammar box), and the handler that runs next waits on the same compile
+#: instead of starting another. A validator waits only ``CHECK_WAIT`` seconds: a grammar that
+#: compiles longer is let through, and the handler reports its error (gradio holds the page's
+#: request while a validator runs, and API clients time out after a few seconds). A finished
+#: ``Constraint`` is immutable, so visitors may share one, as they share the model's weights; the
+#: matcher a session steps with is built per session (``GrammarMask``). A failed compile is kept
+#: (the same text fails the same way); a refusal as busy starts nothing and keeps nothing.
+_COMPILES: "OrderedDict[tuple[str, str], cf.Future]" = OrderedDict()
+_COMPILES_LOCK = threading.Lock()
+COMPILES_KEPT = 32
+CHECK_WAIT = 2.0
 
 
-def compiled_constraint(kind: str, preset_name: str | None, text: str | None) -> Constraint:
-    """``make_constraint`` in the bounded grammar pool, remembered by source (see ``_COMPILED``)."""
+def compile_started(kind: str, preset_name: str | None, text: str | None) -> cf.Future:
+    """The compile of this constraint, started now in the bounded grammar pool or found running or done."""
     source = constraint_source(kind, preset_name, text)
-    with _COMPILED_LOCK:
-        if source in _COMPILED:
-            _COMPILED.move_to_end(source)
-            return _COMPILED[source]
-    constraint = bounded(make_constraint, kind, preset_name, text)
-    with _COMPILED_LOCK:
-        _COMPILED[source] = constraint
-        while len(_COMPILED) > COMPILED_KEEP:
-            _COMPILED.popitem(last=False)
-    return constraint
+    with _COMPILES_LOCK:
+        if source in _COMPILES:
+            _COMPILES.move_to_end(source)
+            return _COMPILES[source]
+        future = submit(make_constraint, kind, preset_name, text)
+        _COMPILES[source] = future
+        while len(_COMPILES) > COMPILES_KEPT:
+            _COMPILES.popitem(last=False)
+    return future
+
+
+def compiled_constraint(kind: str, preset_name: str | None, text: str | None,
+                        wait: float | None = None) -> Constraint | None:
+    """The compiled constraint (``GrammarError`` for a bad one, or when the deployment's time
+    limit runs out). With ``wait``, None when the compile has not finished in ``wait`` seconds."""
+    future = compile_started(kind, preset_name, text)
+    if wait is not None:
+        done, _ = cf.wait([future], timeout=wait)
+        if not done:
+            return None
+    return compile_result(future)
 
 
 def settings_of(temperature: Any, seed: Any) -> SamplingSettings:
