@@ -323,8 +323,6 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     ev["share"] = ui.share.change(None, [ui.share], None, js="(q) => { if (q) { window.dlSetRun(q); } return []; }")
     # Before any Step (and after a change that the next Step will apply), the controls themselves
     # are the link: a browser-only event writes them as they change.
-    linked = {**{k: controls[k] for k in ("model", "hub_id", "prompt", "chat")},
-              **{k: ui.settings[k] for k in SETTING_KEYS}, "top_n": ui.top_n}
-    gr.on([c.change for c in linked.values()], None, list(linked.values()), None,
-          js=urlstate.controls_writer_js(list(linked)), api_visibility="private")
+    gr.on([c.change for c in controls.values()], None, list(controls.values()), None,
+          js=urlstate.controls_writer_js(list(controls)), api_visibility="private")
     return ev
