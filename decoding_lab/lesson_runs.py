@@ -8,11 +8,18 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
   last step's trace: ``kept`` (tokens the selector could pick), ``margin`` (top-1 − top-2 logit),
   ``tail`` (mass in tokens with p < 1e-4), ``entropy_T``, ``chosen`` (the token), ``p_raw:TOKEN``,
   ``p_final:TOKEN``, ``top2_ratio`` (final p of the two best), ``removed:STAGE`` (mass a stage cut);
-* ``kind = "decode"``: run greedy or beam search for ``steps`` tokens and read ``logprob`` (the
-  sum of the chosen tokens' log-probabilities) or ``text``;
-* ``kind = "sweep"``: read a shipped sweep file (no model): ``pass@K`` or ``vote`` (majority of
-  the samples) for a cell given by ``temperature`` and ``truncation``; a variant may name its own
-  ``measure`` (greedy's pass@1 beside a vote, say);
+  a variant may name its own ``model`` (the same GGUF on llama.cpp's kernels, say);
+* ``kind = "decode"``: run greedy, beam search or one seeded sample (``strategy = "sample"``) for
+  ``steps`` tokens and read ``logprob`` (the sum of the chosen tokens' log-probabilities), ``text``
+  or ``repetition`` (the share of the output's 4-grams already seen earlier in it);
+* ``kind = "sweep"``: read a shipped sweep file (no model): ``pass@K``, ``vote`` (majority of
+  the samples), ``best_of:K:SCORE`` (best-of-K reranked by ``logprob``, ``logprob_per_token`` or
+  ``short``, a proxy that prefers the shortest answer: ``selection.best_of_n_accuracy``) or
+  ``mixed`` (the share of problems whose samples neither all pass nor all fail) for a cell given
+  by ``temperature`` and ``truncation``; a variant may name its own ``measure`` (greedy's pass@1
+  beside a vote, say);
+* ``kind = "ctd"``: read the shipped calibrated-temperature file: ``pass@K`` on its held-out
+  problems at a variant's ``temperature`` (the fitted one, or a grid one);
 * ``kind = "bench"``: read a shipped bench run (``assets/bench/``, no model, no timing on the
   learner's machine): ``per_softmax``, a sampling operation's fastest time (``op``, ``vocab``)
   as a multiple of a plain softmax over the same vocabulary, so the figure is a ratio and not
@@ -34,8 +41,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-KINDS = ("step", "decode", "sweep", "bench")
-FILE_KINDS = ("sweep", "bench")   # kinds that read a shipped file instead of running the model
+KINDS = ("step", "decode", "sweep", "bench", "ctd")
+FILE_KINDS = ("sweep", "bench", "ctd")   # kinds that read a shipped file instead of running the model
 PREDICT_KINDS = ("min", "max", "number", "value")
 
 
@@ -141,12 +148,14 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
         return RunResult({v.key: _sweep_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
     if exp.kind == "bench":
         return RunResult({v.key: _bench_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
+    if exp.kind == "ctd":
+        return RunResult({v.key: _ctd_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
     if get_model is None:
         from decoding_lab.models import get_model
-    lm = get_model(exp.model)
     values: dict[str, Any] = {}
     top: list[tuple[str, float, float]] = []
     for i, v in enumerate(exp.variants):
+        lm = get_model(str(v.options.get("model", exp.model)))   # a variant may run another backend
         if exp.kind == "step":
             trace = _last_step(lm, exp, v)
             values[v.key] = step_measure(trace, exp.measure)
@@ -198,17 +207,23 @@ def step_measure(trace: Any, measure: str) -> Any:
 
 
 def _decode_value(lm: Any, exp: Experiment, v: Variant) -> Any:
-    from decoding_lab.strategies import beam_search, greedy
+    from decoding_lab.strategies import beam_search, greedy, sample
     ids = lm.encode_prompt(exp.prompt, exp.chat)
-    if v.options.get("strategy", "greedy") == "beam":
+    strategy = v.options.get("strategy", "greedy")
+    if strategy == "beam":
         seq = beam_search(lm, ids, _settings(exp, v), exp.steps, num_beams=int(v.options.get("num_beams", 4)),
                           length_penalty=float(v.options.get("length_penalty", 0.0))).sequences[0]
+    elif strategy == "sample":
+        seq = sample(lm, ids, _settings(exp, v), exp.steps, n=1).sequences[0]
     else:
         seq = greedy(lm, ids, _settings(exp, v), exp.steps).sequences[0]
     if exp.measure == "logprob":
         return float(sum(seq.logprobs))
     if exp.measure == "text":
         return seq.text
+    if exp.measure == "repetition":
+        from decoding_lab.metrics import ngram_repetition_rate
+        return float(ngram_repetition_rate(list(seq.token_ids), 4))
     raise ValueError(f"unknown measure {exp.measure!r} for a decode experiment")
 
 
@@ -223,10 +238,32 @@ def _sweep_value(exp: Experiment, v: Variant) -> float:
     measure = str(v.options.get("measure", exp.measure))
     if measure == "vote":
         return sum(bool(o["vote_correct"]) for o in outcomes) / len(outcomes)
+    if measure == "mixed":      # some samples pass and some fail: the problem still tells right from wrong
+        return sum(0 < sum(o["correct"]) < len(o["correct"]) for o in outcomes) / len(outcomes)
+    if measure.startswith("best_of:"):
+        from decoding_lab.multisample.selection import best_of_n_accuracy
+        _, k, score = measure.split(":")
+        scores = {"logprob": lambda o: o["logprobs"], "short": lambda o: [-x for x in o["lengths"]],
+                  "logprob_per_token": lambda o: [lp / max(n, 1) for lp, n in zip(o["logprobs"], o["lengths"])]}
+        if score not in scores:
+            raise ValueError(f"unknown best-of score {score!r}; known: {', '.join(scores)}")
+        return sum(best_of_n_accuracy(scores[score](o), o["correct"], int(k)) for o in outcomes) / len(outcomes)
     if measure.startswith("pass@"):
         k = int(measure[5:])
         return sum(pass_at_k(len(o["correct"]), sum(o["correct"]), k) for o in outcomes) / len(outcomes)
     raise ValueError(f"unknown measure {measure!r} for a sweep experiment")
+
+
+def _ctd_value(exp: Experiment, v: Variant) -> float:
+    """Held-out pass@K of the shipped CTD file at one of its temperatures (fitted or grid)."""
+    import json
+    from decoding_lab.experiments.sweep import ASSET_DIR
+    if not exp.measure.startswith("pass@"):
+        raise ValueError(f"unknown measure {exp.measure!r} for a ctd experiment")
+    data = json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+    T = float(v.options["temperature"])
+    curve = next(c for t, c in data["heldout_pass_at_k"].items() if float(t) == T)
+    return float(curve[int(exp.measure[5:]) - 1])
 
 
 def _bench_value(exp: Experiment, v: Variant) -> float:

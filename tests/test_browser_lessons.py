@@ -197,3 +197,49 @@ def test_lesson_12_reads_the_shipped_bench_run_as_ratios(page):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson12_ratios_zh.png"))
     page.click("#lang-radio input[value='en']")
+
+
+def open_screen(page, les, screen: int, lang: str = "en") -> None:
+    """Pick ``les`` and page forward to its (1-based) ``screen``."""
+    page.click(f"#lang-radio input[value='{lang}']")
+    page.click("#tab-lessons-button")
+    page.get_by_text(f"{les.number}. {les.title[lang]}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title[lang]!r})")
+    for i in range(screen - 1):
+        page.click("#teacher-next")
+        page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
+                               timeout=20_000)
+
+
+def test_lesson_10_the_near_tie_is_guessed_before_it_is_measured(page):
+    """The dog story's step-20 margin: the text gives the logits' range, not the gap; the learner's
+    number sits beside the live one."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 10)
+    exp = next(e for e in les.experiments if e.id == "dog-near-tie")
+    open_screen(page, les, exp.screen)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    assert "0.0075" not in page.inner_text("#lesson-text")
+    page.fill("#lesson-guess-number input", "1")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('0.0075')", timeout=90_000)
+    assert "near-tie" in page.inner_text("#lesson-result")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson10_dog_margin.png"))
+
+
+def test_lesson_13_in_chinese_which_temperature_leaves_problems_without_a_signal(page):
+    """A "min" prediction on the shipped sweep: the hottest temperature, not the coolest, leaves the
+    most problems whose samples all agree."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 13)
+    open_screen(page, les, 1, "zh")
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.click("#lesson-guess input[value='t03']")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('0.64')", timeout=60_000)
+    result = page.inner_text("#lesson-result")
+    assert "✘" in result and "0.94" in result and "信号" in result
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson13_mixed_zh.png"))
+    page.click("#lang-radio input[value='en']")

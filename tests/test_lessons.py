@@ -172,3 +172,14 @@ def test_listed_inputs_are_used(lesson):
     used = numbers_in(lesson.text["en"]) | numbers_in(lesson.text["zh"])
     for key in lesson.inputs:
         assert numbers_in(key) <= used, f"lesson {lesson.number}: input {key!r} is not in the text"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_every_lesson_asks_for_a_prediction_before_an_experiment(lesson):
+    """Each lesson has at least one screen experiment, and each experiment asks its question before
+    it runs (a number, a choice or which variant is largest / smallest)."""
+    assert lesson.experiments, f"lesson {lesson.number} has no experiment to predict"
+    for exp in lesson.experiments:
+        assert exp.predict.question["en"] and exp.predict.question["zh"], exp.id
+        if exp.predict.kind == "value":
+            assert {str(c["value"]) for c in exp.predict.choices} >= {str(exp.expect[exp.predict.of])}, exp.id

@@ -226,6 +226,16 @@ def _near_tie(smollm, gemma):
     assert t.margin == pytest.approx(0.0075, abs=0.002)
 
 
+@check("dog-step-20-logit-range")
+def _dog_logit_range(smollm, gemma):
+    ids = smollm.encode_prompt(DOG, True)
+    story = [t.chosen_token_id for t in Stepper.from_prompt(smollm, DOG, True, SamplingSettings(temperature=0.0),
+                                                           top_n=2).steps(20)]
+    with torch.no_grad():
+        z = smollm.model(torch.tensor([ids + story])).logits[0, -1]
+    assert z.min().item() == pytest.approx(-29, abs=0.6) and z.max().item() == pytest.approx(13, abs=0.6)
+
+
 @check("bf16-flips-step-20")
 def _bf16(smollm, gemma):
     from decoding_lab.determinism import greedy_variants
@@ -549,6 +559,45 @@ def _mask_cost(smollm, gemma):
     assert r["stage_ms"]["mean"] < 0.1 * r["forward_ms"]["mean"], r
 
 
+# ----------------------------------------------------------------------------- lesson 13: training and selection
+ROME = "Tell me about the history of Rome."
+
+
+@check("rome-greedy-loops")
+def _rome_loops(smollm, gemma):
+    """Greedy's third paragraph copies long sentences (over 60 characters) from the first two."""
+    import re
+    from decoding_lab.strategies import greedy
+    text = greedy(smollm, smollm.encode_prompt(ROME, True), SamplingSettings(temperature=0.0), 200).sequences[0].text
+    paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+    sentences = lambda p: {x for x in re.split(r"(?<=\.)\s+", p) if len(x) > 60}  # noqa: E731
+    earlier = sentences(paragraphs[0]) | sentences(paragraphs[1])
+    assert len(sentences(paragraphs[2]) & earlier) >= 2, paragraphs
+
+
+@check("dog-sample-loops")
+def _dog_sample_loops(smollm, gemma):
+    from decoding_lab.metrics import ngram_repetition_rate
+    from decoding_lab.strategies import sample
+    seq = sample(smollm, smollm.encode_prompt(DOG, True), SamplingSettings(temperature=0.6, top_p=0.95, seed=0),
+                 200, n=1).sequences[0]
+    assert len(seq.token_ids) == 200 and ngram_repetition_rate(list(seq.token_ids), 4) > 0.5
+
+
+@check("proxy-no-downturn")
+def _proxy_no_downturn(smollm, gemma):
+    """Best-of-n by either proxy rises (never falls) from n = 1 to 16 at T = 0.7, and stays below pass@n."""
+    from decoding_lab.multisample.passk import pass_at_k
+    from decoding_lab.multisample.selection import best_of_n_accuracy
+    out = _cell(_sweep(), 0.7)["outcomes"]
+    proxies = {"logprob": lambda o: o["logprobs"], "short": lambda o: [-x for x in o["lengths"]]}
+    for name, score in proxies.items():
+        curve = [sum(best_of_n_accuracy(score(o), o["correct"], n) for o in out) / len(out) for n in range(1, 17)]
+        assert all(b >= a - 1e-12 for a, b in zip(curve, curve[1:])), (name, curve)
+        oracle = [sum(pass_at_k(16, sum(o["correct"]), n) for o in out) / len(out) for n in range(1, 17)]
+        assert all(c <= p + 1e-12 for c, p in zip(curve, oracle)) and curve[-1] < oracle[-1] - 0.2, (name, curve)
+
+
 # ----------------------------------------------------------------------------- every lesson experiment
 EXPERIMENTS = {f"{les.number}/{e.id}": e for les in LESSONS.values() for e in les.experiments}
 
@@ -559,7 +608,9 @@ def test_experiment_gives_its_tested_values(key, smollm, gemma):
     (they are what the learner sees if a run fails, and what its reveal text quotes)."""
     from decoding_lab import lesson_runs
     exp = EXPERIMENTS[key]
-    got = lesson_runs.run(exp, {"smollm2-135m-instruct": smollm, "gemma-3-270m": gemma}.__getitem__).values
+    from decoding_lab.models import get_model
+    loaded = {"smollm2-135m-instruct": smollm, "gemma-3-270m": gemma}
+    got = lesson_runs.run(exp, lambda name: loaded.get(name) or get_model(name)).values   # other backends load here
     for k, want in exp.expect.items():
         if isinstance(want, (int, float)) and not isinstance(want, bool):
             assert got[k] == pytest.approx(want, abs=exp.tolerance or 1e-9), (k, got[k])

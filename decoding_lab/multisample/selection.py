@@ -140,3 +140,39 @@ def sequence_score(logprobs: Sequence[float], how: str = "sum") -> float:
     if how == "mean":
         return float(sum(logprobs) / len(logprobs)) if logprobs else float("-inf")
     raise SettingsError(f"unknown sequence score {how!r}; use 'sum' or 'mean'")
+
+
+def best_of_n_accuracy(scores: Sequence[float], correct: Sequence[bool], n: int) -> float:
+    """Expected accuracy of best-of-``n`` by ``scores`` when the n are drawn at random (without
+    replacement) from the samples given: the best-of-n counterpart of the unbiased pass@k.
+
+    Sort the N samples by score. The best of a random n-subset lies at score level v exactly when
+    the subset holds a sample at v and none above it: (C(b + m, n) - C(b, n)) / C(N, n) of the
+    subsets, with m samples at v and b below it. Ties at the top are broken at random, so the pick
+    is right with chance (right ones at v) / m. With a verifier as the score (1 pass, 0 fail) this
+    is exactly pass@n; with a proxy it is what reranking by that proxy buys.
+
+        >>> best_of_n_accuracy([0.0, 1.0, 1.0, 0.0], [False, True, True, False], 2)   # verifier: pass@2
+        0.8333333333333334
+        >>> best_of_n_accuracy([3.0, 2.0, 1.0], [False, True, True], 3)               # proxy picks wrong
+        0.0
+        >>> best_of_n_accuracy([1.0, 1.0], [True, False], 2)                          # a tie: a coin flip
+        0.5
+    """
+    import math
+    if len(scores) != len(correct) or not scores:
+        raise SettingsError(f"got {len(scores)} scores and {len(correct)} verdicts; need as many, at least one")
+    total = len(scores)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= total:
+        raise SettingsError(f"n must be a whole number in 1..{total}, got {n!r}")
+    levels: dict[float, list[int]] = {}
+    for s, c in zip(scores, correct):
+        levels.setdefault(float(s), [0, 0])
+        levels[float(s)][0] += 1
+        levels[float(s)][1] += bool(c)
+    below, acc = 0, 0.0
+    for v in sorted(levels):
+        m, right = levels[v]
+        acc += (math.comb(below + m, n) - math.comb(below, n)) / math.comb(total, n) * right / m
+        below += m
+    return acc
