@@ -8,7 +8,8 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
   last step's trace: ``kept`` (tokens the selector could pick), ``margin`` (top-1 − top-2 logit),
   ``tail`` (mass in tokens with p < 1e-4), ``entropy_T``, ``chosen`` (the token), ``p_raw:TOKEN``,
   ``p_final:TOKEN``, ``top2_ratio`` (final p of the two best), ``removed:STAGE`` (mass a stage cut);
-  a variant may name its own ``model`` (the same GGUF on llama.cpp's kernels, say);
+  a variant may name its own ``model`` (the same GGUF on llama.cpp's kernels, say) and its own
+  ``prompt`` and ``chat`` (one rule on distributions of different shapes);
 * ``kind = "decode"``: run greedy, beam search or one seeded sample (``strategy = "sample"``) for
   ``steps`` tokens and read ``logprob`` (the sum of the chosen tokens' log-probabilities), ``text``
   or ``repetition`` (the share of the output's 4-grams already seen earlier in it);
@@ -20,6 +21,9 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
   beside a vote, say);
 * ``kind = "ctd"``: read the shipped calibrated-temperature file: ``pass@K`` on its held-out
   problems at a variant's ``temperature`` (the fitted one, or a grid one);
+* ``kind = "extract"``: read the shipped extraction comparison (``extract-compare``): a variant's
+  ``measure`` is one of its accuracies (``pattern_accuracy``, ``constraint_accuracy``,
+  ``direct_accuracy``) or ``agreement``;
 * ``kind = "bench"``: read a shipped bench run (``assets/bench/``, no model, no timing on the
   learner's machine): ``per_softmax``, a sampling operation's fastest time (``op``, ``vocab``)
   as a multiple of a plain softmax over the same vocabulary, so the figure is a ratio and not
@@ -41,8 +45,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-KINDS = ("step", "decode", "sweep", "bench", "ctd")
-FILE_KINDS = ("sweep", "bench", "ctd")   # kinds that read a shipped file instead of running the model
+KINDS = ("step", "decode", "sweep", "bench", "ctd", "extract")
+FILE_KINDS = ("sweep", "bench", "ctd", "extract")   # kinds that read a shipped file instead of running the model
 PREDICT_KINDS = ("min", "max", "number", "value")
 
 
@@ -150,6 +154,8 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
         return RunResult({v.key: _bench_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
     if exp.kind == "ctd":
         return RunResult({v.key: _ctd_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
+    if exp.kind == "extract":
+        return RunResult({v.key: _extract_value(exp, v) for v in exp.variants}, [], time.perf_counter() - start)
     if get_model is None:
         from decoding_lab.models import get_model
     values: dict[str, Any] = {}
@@ -178,7 +184,8 @@ def _last_step(lm: Any, exp: Experiment, v: Variant):
     if constraint:
         from decoding_lab.grammar import GrammarMask, preset
         extra = {"grammar": GrammarMask(preset(constraint), lm)}
-    s = Stepper.from_prompt(lm, exp.prompt, exp.chat, _settings(exp, v), top_n=20, extra_stages=extra)
+    prompt, chat = str(v.options.get("prompt", exp.prompt)), bool(v.options.get("chat", exp.chat))
+    s = Stepper.from_prompt(lm, prompt, chat, _settings(exp, v), top_n=20, extra_stages=extra)
     return s.steps(exp.steps)[-1]
 
 
@@ -264,6 +271,19 @@ def _ctd_value(exp: Experiment, v: Variant) -> float:
     T = float(v.options["temperature"])
     curve = next(c for t, c in data["heldout_pass_at_k"].items() if float(t) == T)
     return float(curve[int(exp.measure[5:]) - 1])
+
+
+EXTRACT_MEASURES = ("pattern_accuracy", "constraint_accuracy", "direct_accuracy", "agreement")
+
+
+def _extract_value(exp: Experiment, v: Variant) -> float:
+    """One accuracy of the shipped extraction comparison (pattern, constrained read-off, direct)."""
+    import json
+    from decoding_lab.experiments.sweep import ASSET_DIR
+    measure = str(v.options.get("measure", exp.measure))
+    if measure not in EXTRACT_MEASURES:
+        raise ValueError(f"unknown measure {measure!r} for an extract experiment; known: {', '.join(EXTRACT_MEASURES)}")
+    return float(json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))[measure])
 
 
 def _bench_value(exp: Experiment, v: Variant) -> float:

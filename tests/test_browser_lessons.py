@@ -243,3 +243,23 @@ def test_lesson_13_in_chinese_which_temperature_leaves_problems_without_a_signal
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson13_mixed_zh.png"))
     page.click("#lang-radio input[value='en']")
+
+
+def test_lesson_5_one_rule_on_four_shapes(page):
+    """top-p 0.9 on a sharp, a medium, a flat and a heated flat step: the counts come from the live
+    steps, on a log axis, beside the learner's guess."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 5)
+    exp = next(e for e in les.experiments if e.id == "four-shapes")
+    open_screen(page, les, exp.screen)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    assert "11740" not in page.inner_text("#lesson-text")
+    page.fill("#lesson-guess-number input", "500")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('698')", timeout=90_000)
+    result = page.inner_text("#lesson-result")
+    assert "500" in result and "min-p 0.1 keeps 1, 5, 24 and 185" in result
+    page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=30_000)
+    assert page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.yaxis.type") == "log"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson5_four_shapes.png"))

@@ -559,6 +559,33 @@ def _mask_cost(smollm, gemma):
     assert r["stage_ms"]["mean"] < 0.1 * r["forward_ms"]["mean"], r
 
 
+@check("four-shapes-minp-topk")
+def _four_shapes(smollm, gemma):
+    shapes = [("The capital of France is", 1.0), ("The sun rises in the", 1.0),
+              ("Once upon a time, there was a", 1.0), ("Once upon a time, there was a", 2.0)]
+
+    def kept(prompt, T, **cut):
+        return Stepper.from_prompt(smollm, prompt, False, SamplingSettings(temperature=T, **cut),
+                                   top_n=2).steps(1)[-1].kept_final
+    assert [kept(p, T, min_p=0.1) for p, T in shapes] == [1, 5, 24, 185]
+    assert [kept(p, T, top_k=40) for p, T in shapes] == [40, 40, 40, 40]
+
+
+@check("extract-file-setup")
+def _extract_file(smollm, gemma):
+    """The shipped extraction comparison's set-up and agreement, recounted from its per-text details."""
+    from decoding_lab.experiments.sweep import ASSET_DIR
+    d = json.loads((ASSET_DIR / "smollm2-135m-instruct_addition_extract.json").read_text())
+    assert (d["problems"], d["n"], d["temperature"], d["max_new_tokens"], d["samples"]) == (20, 4, 0.7, 40, 80)
+    texts = [x for x in d["details"] if "text" in x]
+    assert len(texts) == 80
+    assert sum(x["pattern"] == x["constraint"] for x in texts) / 80 == pytest.approx(d["agreement"]) == 0.625
+    assert sum(x["pattern"] == x["reference"] for x in texts) / 80 == pytest.approx(d["pattern_accuracy"])
+    direct = [x for x in d["details"] if "direct" in x]
+    assert len(direct) == 20 and sum(x["direct"] == x["reference"] for x in direct) / 20 == d["direct_accuracy"]
+    assert _cell(_sweep(), 0.0)["metrics"]["pass1"] == pytest.approx(0.56)
+
+
 # ----------------------------------------------------------------------------- lesson 13: training and selection
 ROME = "Tell me about the history of Rome."
 
