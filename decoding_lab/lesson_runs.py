@@ -48,6 +48,11 @@ from typing import Any, Callable
 KINDS = ("step", "decode", "sweep", "bench", "ctd", "extract")
 FILE_KINDS = ("sweep", "bench", "ctd", "extract")   # kinds that read a shipped file instead of running the model
 PREDICT_KINDS = ("min", "max", "number", "value")
+#: Pictures an experiment may ask for beside its result (the default is its values as bars, or
+#: the top tokens of a one-variant step): ``ratio_lines`` draws log(p_T(i) / p_T(leader)) against
+#: 1/T for a step run at several temperatures (straight lines through 0, by the ratio law);
+#: ``passk_vs_T`` draws the shipped sweep's pass@k against T with standard errors.
+FIGURES = ("", "ratio_lines", "passk_vs_T")
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class Experiment:
     file: str = ""                 # a shipped sweep file (kind "sweep") or bench run (kind "bench")
     tolerance: float = 0.0
     fmt: str = ".2f"
+    figure: str = ""               # one of FIGURES
 
     @property
     def reads_file(self) -> bool:
@@ -132,8 +138,10 @@ def parse_experiment(d: dict[str, Any]) -> Experiment:
     keys = {v.key for v in variants}
     if set(d["expect"]) != keys:
         raise ValueError(f"experiment {d['id']!r}: expect must give a value for each variant ({sorted(keys)})")
-    fields = {k: d[k] for k in ("model", "prompt", "chat", "steps", "settings", "constraint", "file", "tolerance", "fmt")
-              if k in d}
+    fields = {k: d[k] for k in ("model", "prompt", "chat", "steps", "settings", "constraint", "file", "tolerance", "fmt",
+                                "figure") if k in d}
+    if fields.get("figure", "") not in FIGURES:
+        raise ValueError(f"figure must be one of {', '.join(f for f in FIGURES if f)}")
     return Experiment(id=str(d["id"]), screen=int(d["screen"]), kind=d.get("kind", "step"), measure=str(d["measure"]),
                       variants=variants, predict=pred, reveal=dict(d["reveal"]), expect=dict(d["expect"]), **fields)
 
@@ -143,6 +151,7 @@ class RunResult:
     values: dict[str, Any]
     top: list[tuple[str, float, float]] = field(default_factory=list)   # first variant: token, p raw, p final
     seconds: float = 0.0
+    tops: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)   # every step variant's
 
 
 def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunResult:
@@ -159,17 +168,17 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
     if get_model is None:
         from decoding_lab.models import get_model
     values: dict[str, Any] = {}
-    top: list[tuple[str, float, float]] = []
-    for i, v in enumerate(exp.variants):
+    tops: dict[str, list[tuple[str, float, float]]] = {}
+    for v in exp.variants:
         lm = get_model(str(v.options.get("model", exp.model)))   # a variant may run another backend
         if exp.kind == "step":
             trace = _last_step(lm, exp, v)
             values[v.key] = step_measure(trace, exp.measure)
-            if i == 0:
-                top = [(r.token, r.p_raw, r.p_final) for r in trace.top[:10]]
+            tops[v.key] = [(r.token, r.p_raw, r.p_final) for r in trace.top[:10]]
         else:
             values[v.key] = _decode_value(lm, exp, v)
-    return RunResult(values, top, time.perf_counter() - start)
+    top = tops.get(exp.variants[0].key, []) if exp.variants else []
+    return RunResult(values, top, time.perf_counter() - start, tops)
 
 
 def _settings(exp: Experiment, v: Variant):

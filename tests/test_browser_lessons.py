@@ -263,3 +263,37 @@ def test_lesson_5_one_rule_on_four_shapes(page):
     assert page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.yaxis.type") == "log"
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson5_four_shapes.png"))
+
+
+@pytest.mark.parametrize("number,lang", [(3, "en"), (9, "zh")])
+def test_a_lesson_picture_is_drawn_from_the_run(page, number, lang):
+    """Lesson 3 draws the ratio law as straight lines with the measured dots on them; lesson 9 the
+    shipped sweep's pass@k against T with error bars, the learner's pick ringed."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == number)
+    exp = les.experiments[0]
+    open_screen(page, les, exp.screen, lang)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.click(f"#lesson-guess input[value='{exp.variants[0].key}']")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=90_000)
+    data = page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').data"
+                         ".map(t => [t.mode, (t.x || []).length, !!(t.error_y && t.error_y.visible)])")
+    if number == 3:
+        assert sum(m == "lines" for m, _, _ in data) == 3 and all(n == 3 for m, n, _ in data if m == "markers")
+    else:
+        assert sum(e for _, _, e in data) == 3 and data[-1][0] == "markers"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"lesson{number}_picture_{lang}.png"))
+    page.click("#lang-radio input[value='en']")
+
+
+def test_a_derivation_waits_in_a_closed_why_box(page):
+    """Lesson 3's dH/dT derivation is folded under "Why?" and opens on a click, in the lesson text."""
+    les = next(x for x in LESSONS if x.number == 3)
+    open_screen(page, les, 2)
+    page.wait_for_selector("#lesson-text details", state="attached", timeout=20_000)
+    assert not page.is_visible("#lesson-text details p")
+    page.click("#lesson-text details summary")
+    page.wait_for_selector("#lesson-text details p", state="visible", timeout=5_000)
+    assert "Var(z)/T³" in page.inner_text("#lesson-text details")

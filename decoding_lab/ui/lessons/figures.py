@@ -1,6 +1,9 @@
 """The picture beside a lesson experiment, drawn from the learner's own run: the variants' values
 with the learner's pick or guess marked, or, for a one-variant step or one whose answer is a token,
-the first variant's top tokens before and after the stages. ``teacher=True`` scales every font for a projector (text ≥ 24 px on the page)."""
+the first variant's top tokens before and after the stages. An experiment may ask for its own
+picture (``Experiment.figure``): the ratio law as straight lines (``ratio_lines``) or the shipped
+sweep's pass@k against T with error bars (``passk_vs_T``). ``teacher=True`` scales every font for a
+projector (text ≥ 24 px on the page)."""
 
 from __future__ import annotations
 
@@ -26,7 +29,11 @@ def shown(token: str) -> str:
 def experiment_figure(exp: Experiment, run: dict[str, Any], lang: str, lg: str, teacher: bool) -> go.Figure:
     values = run["values"]
     numeric = {k: v for k, v in values.items() if isinstance(v, (int, float))}
-    if run.get("top") and (len(exp.variants) == 1 or not numeric):   # one step, or a token as the answer
+    if exp.figure == "ratio_lines" and run.get("tops"):
+        fig = _ratio_lines(exp, run, lang)
+    elif exp.figure == "passk_vs_T":
+        fig = _passk_vs_T(exp, run, lang)
+    elif run.get("top") and (len(exp.variants) == 1 or not numeric):   # one step, or a token as the answer
         fig = _top_tokens(run["top"], lang, exp)
     elif numeric:
         fig = _variants(exp, run, lang, lg)
@@ -38,6 +45,8 @@ def experiment_figure(exp: Experiment, run: dict[str, Any], lang: str, lg: str, 
                       legend={"orientation": "h", "y": -0.22 if teacher else -0.25, "font": {"size": size}})
     fig.update_xaxes(tickfont={"size": size})
     fig.update_yaxes(tickfont={"size": size})
+    if fig.layout.title.text:                       # a picture's own title: a little under the text size
+        fig.update_layout(title={"font": {"size": size - 2}, "x": 0.02}, margin={"t": 30 + 2 * size})
     return fig
 
 
@@ -84,3 +93,52 @@ def _is_number(x: Any) -> bool:
         return True
     except (TypeError, ValueError):
         return False
+
+
+def _temperature(exp: Experiment, key: str) -> float:
+    v = next(v for v in exp.variants if v.key == key)
+    return float({**exp.settings, **v.settings}.get("temperature", v.options.get("temperature", 1.0)))
+
+
+def _ratio_lines(exp: Experiment, run: dict[str, Any], lang: str, tokens: int = 4) -> go.Figure:
+    """The ratio law drawn: log(p_T(i) / p_T(leader)) = (z_i - z_leader) / T is a straight line in
+    1/T through 0, its slope the log ratio at T = 1. Lines from the raw (T = 1) probabilities, dots
+    from each temperature the learner ran: the dots sit on the lines."""
+    import math
+    tops = run["tops"]
+    raw = {t: r for t, r, _ in tops[exp.variants[0].key]}
+    names = sorted(raw, key=raw.get, reverse=True)[:tokens]
+    leader = names[0]
+    inv = [1 / _temperature(exp, k) for k in tops]
+    xs = [0.0, max(inv) * 1.1]
+    palette = ["#1d4ed8", "#f97316", "#059669", "#7c3aed", "#b91c1c"]
+    fig = go.Figure()
+    for i, tok in enumerate(names[1:]):
+        slope = math.log(raw[tok] / raw[leader])
+        color = palette[i % len(palette)]
+        fig.add_trace(go.Scatter(x=xs, y=[slope * x for x in xs], mode="lines", line={"color": color},
+                                 name=tr(lang, "ratio_line", token=shown(tok))))
+        pts = [(1 / _temperature(exp, k), {t: f for t, _, f in rows}) for k, rows in tops.items()]
+        pts = [(x, math.log(f[tok] / f[leader])) for x, f in pts if f.get(tok, 0) > 0 and f.get(leader, 0) > 0]
+        fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers",
+                                 marker={"color": color, "size": 11}, name=tr(lang, "ratio_dots"),
+                                 showlegend=i == 0))
+    fig.update_layout(title={"text": tr(lang, "ratio_title")},
+                      xaxis_title=tr(lang, "ratio_x"), yaxis_title=tr(lang, "ratio_y"))
+    return fig
+
+
+def _passk_vs_T(exp: Experiment, run: dict[str, Any], lang: str) -> go.Figure:
+    """The shipped sweep's pass@k against T (k = 1, 4, 16, standard errors across problems), the
+    learner's pick ringed on the k = 1 line."""
+    import json
+    from decoding_lab.experiments.sweep import ASSET_DIR
+    from decoding_lab.ui.multisample.views import passk_figure
+    result = json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+    fig = passk_figure(result, "zh" if lang.startswith("zh") else "en", ks=[1, 4, 16])
+    guess = str(run.get("guess"))
+    if any(v.key == guess for v in exp.variants):
+        T = _temperature(exp, guess)
+        fig.add_trace(go.Scatter(x=[T], y=[run["values"][guess]], mode="markers", name=tr(lang, "passk_pick"),
+                                 marker={"symbol": "circle-open", "size": 22, "color": PICK, "line": {"width": 4}}))
+    return fig

@@ -29,6 +29,9 @@ EN: dict[str, str] = {
     "took": "ran in {s:.1f} s on {model}",
     "plot_guess": "your prediction", "plot_raw": "p raw (T = 1)", "plot_final": "p after the stages",
     "plot_value": "live value", "plot_value_file": "shipped value", "plot_pick": "your pick",
+    "ratio_title": "log ratio to the leader vs 1/T: lines from T = 1, dots measured",
+    "ratio_x": "1 / T", "ratio_y": "log ratio to the leader", "ratio_line": "{token}: line", "ratio_dots": "measured",
+    "passk_pick": "your pick (pass@1)",
     "glossary": "Glossary (English ↔ 中文)",
 }
 
@@ -54,6 +57,9 @@ ZH: dict[str, str] = {
     "took": "在 {model} 上运行，用时 {s:.1f} 秒",
     "plot_guess": "你的预测", "plot_raw": "原始 p（T = 1）", "plot_final": "各阶段之后的 p",
     "plot_value": "实际值", "plot_value_file": "随附值", "plot_pick": "你选的",
+    "ratio_title": "与第一名之比的对数随 1/T：直线由 T = 1 算出，圆点为实测",
+    "ratio_x": "1 / T", "ratio_y": "与第一名之比的对数", "ratio_line": "{token}：直线", "ratio_dots": "实测",
+    "passk_pick": "你选的（pass@1）",
     "glossary": "术语表（English ↔ 中文）",
 }
 
