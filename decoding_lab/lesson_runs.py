@@ -51,8 +51,10 @@ PREDICT_KINDS = ("min", "max", "number", "value")
 #: Pictures an experiment may ask for beside its result (the default is its values as bars, or
 #: the top tokens of a one-variant step): ``ratio_lines`` draws log(p_T(i) / p_T(leader)) against
 #: 1/T for a step run at several temperatures (straight lines through 0, by the ratio law);
-#: ``passk_vs_T`` draws the shipped sweep's pass@k against T with standard errors.
-FIGURES = ("", "ratio_lines", "passk_vs_T")
+#: ``passk_vs_T`` draws the shipped sweep's pass@k against T with standard errors;
+#: ``sorted_curve`` draws each step variant's probabilities sorted from the largest down (log-log),
+#: with where its own rule cut and where top-k 40 and min-p 0.1 would cut the same distribution.
+FIGURES = ("", "ratio_lines", "passk_vs_T", "sorted_curve")
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ class RunResult:
     top: list[tuple[str, float, float]] = field(default_factory=list)   # first variant: token, p raw, p final
     seconds: float = 0.0
     tops: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)   # every step variant's
+    curves: dict[str, dict[str, Any]] = field(default_factory=dict)   # figure "sorted_curve": see sorted_curve()
 
 
 def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunResult:
@@ -169,16 +172,38 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
         from decoding_lab.models import get_model
     values: dict[str, Any] = {}
     tops: dict[str, list[tuple[str, float, float]]] = {}
+    curves: dict[str, dict[str, Any]] = {}
     for v in exp.variants:
         lm = get_model(str(v.options.get("model", exp.model)))   # a variant may run another backend
         if exp.kind == "step":
-            trace = _last_step(lm, exp, v)
+            trace, z = _last_step(lm, exp, v)
             values[v.key] = step_measure(trace, exp.measure)
             tops[v.key] = [(r.token, r.p_raw, r.p_final) for r in trace.top[:10]]
+            if exp.figure == "sorted_curve":
+                curves[v.key] = sorted_curve(z, float(_settings(exp, v).temperature or 1.0), int(trace.kept_final))
         else:
             values[v.key] = _decode_value(lm, exp, v)
     top = tops.get(exp.variants[0].key, []) if exp.variants else []
-    return RunResult(values, top, time.perf_counter() - start, tops)
+    return RunResult(values, top, time.perf_counter() - start, tops, curves)
+
+
+def sorted_curve(logits: Any, temperature: float, kept: int, points: int = 80) -> dict[str, Any]:
+    """The picture of one step's shape: p_T sorted from the largest down, sampled at ranks spaced
+    evenly on a log scale (every rank up to 20, then ``points`` more to the vocabulary's end), with
+    the rank where the step's own rule cut (``kept``) and the ranks top-k 40 and min-p 0.1 would
+    keep on the same distribution.
+
+        >>> import torch
+        >>> c = sorted_curve(torch.tensor([2.0, 1.0, 0.0, -5.0]), 1.0, kept=2)
+        >>> c["rank"], c["kept"], c["min_p"], c["top_k"]     # e^0 is 0.14 of e^2: min-p 0.1 keeps three
+        ([1, 2, 3, 4], 2, 3, 4)
+    """
+    import torch
+    p = torch.softmax(logits.double() / temperature, dim=-1).sort(descending=True).values
+    n = p.numel()
+    ranks = sorted(set(range(1, min(n, 20) + 1)) | {max(1, min(n, round(n ** (i / points)))) for i in range(points + 1)})
+    return {"rank": ranks, "p": [float(p[r - 1]) for r in ranks], "kept": kept,
+            "min_p": int((p >= 0.1 * p[0]).sum()), "top_k": min(40, n)}
 
 
 def _settings(exp: Experiment, v: Variant):
@@ -186,7 +211,8 @@ def _settings(exp: Experiment, v: Variant):
     return SamplingSettings.from_json({**exp.settings, **v.settings})
 
 
-def _last_step(lm: Any, exp: Experiment, v: Variant):
+def _last_step(lm: Any, exp: Experiment, v: Variant) -> tuple[Any, Any]:
+    """The last step's trace, and the raw logits that step read."""
     from decoding_lab.stepper import Stepper
     extra = {}
     constraint = v.options.get("constraint", exp.constraint)
@@ -195,7 +221,9 @@ def _last_step(lm: Any, exp: Experiment, v: Variant):
         extra = {"grammar": GrammarMask(preset(constraint), lm)}
     prompt, chat = str(v.options.get("prompt", exp.prompt)), bool(v.options.get("chat", exp.chat))
     s = Stepper.from_prompt(lm, prompt, chat, _settings(exp, v), top_n=20, extra_stages=extra)
-    return s.steps(exp.steps)[-1]
+    s.steps(exp.steps - 1)
+    z = s._next_logits.detach().clone()       # what the last step reads, before any stage
+    return s.step(), z
 
 
 def step_measure(trace: Any, measure: str) -> Any:

@@ -260,7 +260,11 @@ def test_lesson_5_one_rule_on_four_shapes(page):
     result = page.inner_text("#lesson-result")
     assert "500" in result and "min-p 0.1 keeps 1, 5, 24 and 185" in result
     page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=30_000)
-    assert page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.yaxis.type") == "log"
+    plot = "document.querySelector('#lesson-plot .js-plotly-plot')"
+    assert page.evaluate(f"{plot}.layout.yaxis.type") == "log" and page.evaluate(f"{plot}.layout.xaxis.type") == "log"
+    # four sorted curves, each with its top-p and min-p marks, the guess on the heated one
+    assert page.evaluate(f"{plot}.data.filter(t => t.mode === 'lines').length") == 4
+    assert page.evaluate(f"{plot}.data.some(t => t.marker && t.marker.symbol === 'x' && t.x[0] === 500)")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson5_four_shapes.png"))
 

@@ -33,6 +33,8 @@ def experiment_figure(exp: Experiment, run: dict[str, Any], lang: str, lg: str, 
         fig = _ratio_lines(exp, run, lang)
     elif exp.figure == "passk_vs_T":
         fig = _passk_vs_T(exp, run, lang)
+    elif exp.figure == "sorted_curve" and run.get("curves"):
+        fig = _sorted_curves(exp, run, lang, lg)
     elif run.get("top") and (len(exp.variants) == 1 or not numeric):   # one step, or a token as the answer
         fig = _top_tokens(run["top"], lang, exp)
     elif numeric:
@@ -125,6 +127,43 @@ def _ratio_lines(exp: Experiment, run: dict[str, Any], lang: str, tokens: int = 
                                  showlegend=i == 0))
     fig.update_layout(title={"text": tr(lang, "ratio_title")},
                       xaxis_title=tr(lang, "ratio_x"), yaxis_title=tr(lang, "ratio_y"))
+    return fig
+
+
+def _sorted_curves(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> go.Figure:
+    """Each variant's distribution sorted from the largest probability down, on log-log axes: a
+    sharp step falls off a cliff, a flat one slopes gently. On each curve a filled dot where the
+    experiment's own rule cut, an open diamond where min-p 0.1 would; top-k 40 is one vertical line
+    for every shape."""
+    import math
+    palette = ["#1d4ed8", "#059669", "#f97316", "#b91c1c", "#7c3aed"]
+    fig = go.Figure()
+    for i, v in enumerate(exp.variants):
+        c = run["curves"].get(v.key)
+        if not c:
+            continue
+        color = palette[i % len(palette)]
+        at = lambda r: c["p"][min(range(len(c["rank"])), key=lambda j: abs(c["rank"][j] - r))]  # noqa: E731
+        fig.add_trace(go.Scatter(x=c["rank"], y=c["p"], mode="lines", line={"color": color, "width": 3},
+                                 name=v.label.get(lg, v.key)))
+        fig.add_trace(go.Scatter(x=[c["kept"]], y=[at(c["kept"])], mode="markers", showlegend=i == 0,
+                                 marker={"color": color, "size": 13, "line": {"color": "white", "width": 1}},
+                                 name=tr(lang, "curve_rule")))
+        fig.add_trace(go.Scatter(x=[c["min_p"]], y=[at(c["min_p"])], mode="markers", showlegend=i == 0,
+                                 marker={"symbol": "diamond-open", "color": color, "size": 14, "line": {"width": 3}},
+                                 name=tr(lang, "curve_minp")))
+    guess, of = run.get("guess"), run["curves"].get(exp.predict.of)
+    if exp.predict.kind == "number" and _is_number(guess) and of and float(guess) >= 1:
+        near = min(range(len(of["rank"])), key=lambda j: abs(of["rank"][j] - float(guess)))
+        fig.add_trace(go.Scatter(x=[float(guess)], y=[of["p"][near]], mode="markers", name=tr(lang, "plot_guess"),
+                                 marker={"symbol": "x", "color": GUESS, "size": 16}))
+    top_k = next((c["top_k"] for c in run["curves"].values()), 40)
+    fig.add_vline(x=top_k, line={"color": "#6b7280", "dash": "dash", "width": 2})
+    fig.add_annotation(x=math.log10(top_k), y=1.0, yref="paper", xanchor="left", showarrow=False,   # log axis: log10 x
+                       text=tr(lang, "curve_topk", k=top_k), font={"color": "#6b7280"})
+    fig.update_xaxes(type="log", title_text=tr(lang, "curve_x"), exponentformat="power", dtick=1)
+    # 1e-6 and up: where the cuts fall (the far tail dives below 1e-15 and would squash the rest)
+    fig.update_yaxes(type="log", title_text=tr(lang, "curve_y"), exponentformat="power", dtick=1, range=[-6, 0.05])
     return fig
 
 

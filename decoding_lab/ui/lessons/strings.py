@@ -32,6 +32,8 @@ EN: dict[str, str] = {
     "ratio_title": "log ratio to the leader vs 1/T: lines from T = 1, dots measured",
     "ratio_x": "1 / T", "ratio_y": "log ratio to the leader", "ratio_line": "{token}: line", "ratio_dots": "measured",
     "passk_pick": "your pick (pass@1)",
+    "curve_rule": "where top-p 0.9 cut", "curve_minp": "where min-p 0.1 would cut",
+    "curve_topk": "dashed: top-k {k}", "curve_x": "rank (largest first)", "curve_y": "probability",
     "glossary": "Glossary (English ↔ 中文)",
 }
 
@@ -60,6 +62,8 @@ ZH: dict[str, str] = {
     "ratio_title": "与第一名之比的对数随 1/T：直线由 T = 1 算出，圆点为实测",
     "ratio_x": "1 / T", "ratio_y": "与第一名之比的对数", "ratio_line": "{token}：直线", "ratio_dots": "实测",
     "passk_pick": "你选的（pass@1）",
+    "curve_rule": "top-p 0.9 截断处", "curve_minp": "min-p 0.1 会截断处",
+    "curve_topk": "虚线：top-k {k}", "curve_x": "排名（从大到小）", "curve_y": "概率",
     "glossary": "术语表（English ↔ 中文）",
 }
 
