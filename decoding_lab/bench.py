@@ -15,6 +15,8 @@ medians. Each figure that has a target carries it beside the measurement. Sectio
   for top-p) and on the model's own logits (top-p's partial sort against its full sort);
 * the Temperature 0 tab's run, every numerical path on its default question (``--only t0``);
 * Compare's four sampling columns as one batch against one column alone (``--only compare``);
+* a sweep cell's problems sampled eight to a batch against one problem at a time, same samples
+  checked (``--only sweep``; not in the default set: about four minutes on one thread);
 * a traced step on the llama.cpp backend against the transformers float32 path (same GGUF);
 * grammar mask cost per token relative to the forward pass (when the grammar module is present);
 * verifier-tilt cost per token relative to plain sampling (``--only tilt``; not in the default set:
@@ -201,6 +203,33 @@ def compare_columns(lm: Any, tokens: int = 40, rounds: int = 3) -> dict[str, Any
     return {"model": lm.name, "columns": 4, "tokens": tokens, "one_column_s": a, "four_batched_s": b,
             "four_one_after_another_s": c, "ratio": b / a, "ratio_before": c / a, "target": 1.5,
             "lengths": batch.lengths}  # type: ignore[attr-defined]
+
+
+def sweep_cell(lm: Any, problems: int = 8, n: int = 16, tokens: int = 40, rounds: int = 2) -> dict[str, Any]:
+    """A slice of a sweep cell (addition, T = 0.7, no truncation): ``problems`` problems sampled as
+    one batch against one problem at a time, interleaved rounds, medians; the two must give the
+    same outcomes. Target: 3x."""
+    from decoding_lab.experiments.grid import Cell, SweepConfig
+    from decoding_lab.experiments.sweep import run_cell
+    from decoding_lab.tasks.sets import get_task
+    task = get_task("addition")
+    config = SweepConfig(model=lm.name, task="addition", problems=problems, n=n, max_new_tokens=tokens,
+                         temperatures=(0.7,), truncations=("none",))
+    probs = task.problems(problems, seed=0)
+    cell = Cell(0.7, "none", "none")
+    out: dict[str, Any] = {}
+
+    def batched() -> None:
+        out["batched"] = run_cell(lm, task, probs, cell, config, batch=problems)
+
+    def alone() -> None:
+        out["alone"] = run_cell(lm, task, probs, cell, config, batch=1)
+
+    t_batch, t_alone = _interleaved(batched, alone, rounds)
+    same = [o.answers for o in out["batched"].outcomes] == [o.answers for o in out["alone"].outcomes]
+    return {"model": lm.name, "problems": problems, "n": n, "max_new_tokens": tokens, "one_at_a_time_s": t_alone,
+            "batched_s": t_batch, "speedup": t_alone / t_batch, "target": 3.0, "same_outcomes": same,
+            "mean_length": sum(sum(o.lengths) for o in out["alone"].outcomes) / (problems * n)}
 
 
 def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -408,6 +437,8 @@ def run(args: argparse.Namespace) -> None:
         section("memory", lambda: memory_in_fresh_process(lm.name))
     if "tilt" in sections:
         section("tilt", lambda: tilt_cost(lm))
+    if "sweep" in sections:
+        section("sweep", lambda: sweep_cell(lm))
     if "start" in sections:
         section("start", lambda: start_times(tuple(BUNDLED) if args.all_models else (lm.name,)))
     if args.json:
@@ -425,6 +456,6 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: ui,overhead,ops,t0,compare,backends,throughput,grammar,start,memory,tilt "
-                        "(default: all but tilt)")
+                   help="comma-separated sections: ui,overhead,ops,t0,compare,backends,throughput,grammar,start,memory,tilt,"
+                        "sweep (default: all but tilt and sweep)")
     p.set_defaults(handler=run)

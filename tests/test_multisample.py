@@ -300,7 +300,9 @@ def test_sweep_runs_caches_resumes_and_reports(tiny_lm, tmp_path):
     def stop_after_two_cells():
         return len({p.label for p in seen}) > 2
 
-    first = run_sweep(cfg, tiny_lm, tmp_path, progress=seen.append, should_stop=stop_after_two_cells, task=task)
+    # one problem per batch: the stop is seen after the first problem of the third cell
+    first = run_sweep(cfg, tiny_lm, tmp_path, progress=seen.append, should_stop=stop_after_two_cells, task=task,
+                      batch=1)
     assert first.stopped and not first.complete and len(first.cells) == 2
     partial = []
     second = run_sweep(cfg, tiny_lm, tmp_path, progress=partial.append, task=task,

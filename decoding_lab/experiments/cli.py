@@ -66,6 +66,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--truncations", type=_names, default=("none", "top-p", "min-p", "top-k"),
                    help="none, top-p, min-p, top-k (presets 0.95 / 0.05 / 40) or name=value")
     s.add_argument("--penalties", type=_names, default=("none",), help="none, rep, presence, frequency or name=value")
+    s.add_argument("--batch-problems", type=int, default=None,
+                   help="problems sampled as one batch (default 8; the samples are the same for any value)")
     s.set_defaults(handler=cmd_sweep)
 
     c = subparsers.add_parser("calibrate", help="calibrated temperature (CTD) vs the best grid temperature")
@@ -155,7 +157,7 @@ def _run_interruptible(fn: Any) -> Any:
 
 
 def cmd_sweep(a: argparse.Namespace) -> None:
-    from decoding_lab.experiments.sweep import SweepConfig, run_sweep
+    from decoding_lab.experiments.sweep import BATCH_PROBLEMS, SweepConfig, run_sweep
     config = SweepConfig(model=a.model or "", task=a.task, problems=a.problems, n=a.n, temperatures=a.temperatures,
                          truncations=a.truncations, penalties=a.penalties, max_new_tokens=a.max_new_tokens,
                          seed=a.seed, chat=a.chat, order=a.order)
@@ -166,7 +168,9 @@ def cmd_sweep(a: argparse.Namespace) -> None:
     def save(partial: Any) -> None:      # after every cell: a long run always has a readable file
         partial.command = command
         _write(out, partial.to_json())
-    result = _run_interruptible(lambda stop: run_sweep(config, lm, cache, _progress(a.quiet), stop, on_cell=save))
+    batch = BATCH_PROBLEMS if a.batch_problems is None else a.batch_problems
+    result = _run_interruptible(lambda stop: run_sweep(config, lm, cache, _progress(a.quiet), stop, on_cell=save,
+                                                       batch=batch))
     result.command = command
     _write(out, result.to_json())
     _summary(result, out)

@@ -161,27 +161,54 @@ ProgressFn = Callable[[Progress], None]
 StopFn = Callable[[], bool]
 
 
+#: Problems sampled as one batch (``strategies.prompt_batch``): the same samples as one problem at a
+#: time, fewer forwards. 1 runs them one by one.
+BATCH_PROBLEMS = 8
+
+
+def _sample_problems(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig, rows: int,
+                     batch: int, should_stop: StopFn | None) -> list[Any] | None:
+    """Each problem's generation (``rows`` samples), ``batch`` problems at a time; None if stopped."""
+    from decoding_lab.forward import one_sequence
+    from decoding_lab.strategies import sample
+    from decoding_lab.strategies.prompt_batch import sample_prompts
+    chat = task.chat if config.chat is None else config.chat
+    ids = [lm.encode_prompt(p.prompt, chat) for p in problems]
+    settings = [cell.settings(config.order, seed=config.seed + p.index) for p in problems]
+    if batch > 1 and not one_sequence(lm.model):
+        return sample_prompts(lm, ids, settings, n=rows, max_new_tokens=config.max_new_tokens, batch=batch,
+                              should_stop=should_stop)
+    out = []
+    for i, s in zip(ids, settings):
+        res = sample(lm, i, s, n=rows, max_new_tokens=config.max_new_tokens, should_stop=should_stop)
+        if res.stopped:
+            return None
+        out.append(res)
+    return out
+
+
 def run_cell(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig,
              should_stop: StopFn | None = None, on_problem: Callable[[int], None] | None = None,
-             examples: int = 2) -> CellResult | None:
-    """Sample, extract and verify one cell. Returns None when ``should_stop`` interrupted it."""
-    from decoding_lab.strategies import sample
-    chat = task.chat if config.chat is None else config.chat
+             examples: int = 2, batch: int = BATCH_PROBLEMS) -> CellResult | None:
+    """Sample, extract and verify one cell, ``batch`` problems per batch (same samples for any
+    ``batch``). Returns None when ``should_stop`` interrupted it."""
     t0 = time.perf_counter()
     greedy = cell.temperature == 0
     outcomes: list[ProblemOutcome] = []
     shown: list[dict[str, Any]] = []
     texts: list[list[str]] = []
     tokens: list[list[list[int]]] = []
+    step = max(1, batch)
+    results: list[Any] = []
     for j, prob in enumerate(problems):
-        if should_stop is not None and should_stop():
-            return None
-        settings = cell.settings(config.order, seed=config.seed + prob.index)
-        ids = lm.encode_prompt(prob.prompt, chat)
-        res = sample(lm, ids, settings, n=1 if greedy else config.n, max_new_tokens=config.max_new_tokens,
-                     should_stop=should_stop)
-        if res.stopped:
-            return None
+        if j % step == 0:                   # the next batch of problems, sampled together
+            if should_stop is not None and should_stop():
+                return None
+            results = _sample_problems(lm, task, problems[j:j + step], cell, config, 1 if greedy else config.n,
+                                       step, should_stop)
+            if results is None:
+                return None
+        res = results[j % step]
         seqs = res.sequences * (config.n if greedy else 1)
         verdicts = [task.verify(prob, s.text) for s in seqs]
         texts.append([s.text for s in res.sequences])
@@ -271,12 +298,15 @@ def environment() -> dict[str, Any]:
 
 def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None = None,
               progress: ProgressFn | None = None, should_stop: StopFn | None = None,
-              task: Task | None = None, on_cell: Callable[["SweepResult"], None] | None = None) -> SweepResult:
+              task: Task | None = None, on_cell: Callable[["SweepResult"], None] | None = None,
+              batch: int = BATCH_PROBLEMS) -> SweepResult:
     """Run (or resume) every cell of ``config``. Cells already in ``cache_dir`` are loaded,
     not recomputed. ``should_stop`` is checked between problems and inside generation; a
     stopped sweep returns the finished cells with ``stopped=True``. ``on_cell`` gets the
-    partial result after every finished cell (the CLI rewrites its output file there)."""
+    partial result after every finished cell (the CLI rewrites its output file there). ``batch``
+    problems share a batch (the samples do not depend on it, so it is not part of a cell's key)."""
     task = task or get_task(config.task)
+    batch = limits.check_count("problems per batch", batch, hi=64)
     if lm is None:
         from decoding_lab.models import get_model
         lm = get_model(config.model)
@@ -305,7 +335,7 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
             continue
         report = (lambda j, i=i, cell=cell: progress(Progress(i, len(grid), cell.label, j, len(problems),
                                                               time.perf_counter() - t0))) if progress else None
-        res = run_cell(lm, task, problems, cell, config, should_stop, report)
+        res = run_cell(lm, task, problems, cell, config, should_stop, report, batch=batch)
         if res is None:
             return result(stopped=True)
         if path is not None:
