@@ -262,15 +262,15 @@ class Stepper:
                                  None if p_in is None else float(p_in[tid])))
         greedy = self.settings.greedy
         eos = set(getattr(self.lm, "eos_token_ids", ()) or ())
+        entropy_raw = stats.entropy_of_probs(p_raw)
+        h_T, slope = (None, None) if greedy else stats.entropy_and_dH_dT(z, T)
+        if not greedy and T == 1.0 and z is raw:
+            h_T = entropy_raw                      # p_T is p_raw: the entropy is already known
         return StepTrace(
             step=len(self.tokens), chosen_token_id=chosen, chosen_token=self.lm.token_str(chosen),
             chosen_rank=ranks[chosen], chosen_p_raw=float(p_raw[chosen]), chosen_p_final=float(p_final[chosen]),
             forced=forced, greedy=greedy, temperature=T,
-            entropy=stats.entropy_of_probs(p_raw),
-            entropy_T=None if greedy else (stats.entropy_of_probs(p_raw) if T == 1.0 and z is raw
-                                           else stats.entropy_at(z, T)),
-            entropy_final=stats.entropy_of_probs(p_final),
-            dH_dT=None if greedy else stats.dH_dT(z, T),
+            entropy=entropy_raw, entropy_T=h_T, entropy_final=stats.entropy_of_probs(p_final), dH_dT=slope,
             margin=float(top_vals[0] - top_vals[1]) if n > 1 and bool(torch.isfinite(top_vals[1])) else float("inf"),
             tail=stats.tail_mass(raw, self.top_n, p=p_raw),
             tail_final=stats.tail_mass(final, self.top_n, p=p_final), kept_final=int((final > float("-inf")).sum()),

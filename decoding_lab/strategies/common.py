@@ -77,9 +77,9 @@ def prefill(lm: Any, prompt_ids: list[int], rows: int) -> tuple[DynamicCache, to
 
 
 def row_entropies(logits: torch.Tensor) -> list[float]:
-    """Entropy (nats) of softmax of each row, in float64; -inf entries contribute 0."""
-    lp = torch.log_softmax(logits.double(), dim=-1)
-    h = -(lp.exp() * lp).nan_to_num(0.0, posinf=0.0, neginf=0.0).sum(dim=-1)
+    """Entropy (nats) of softmax of each row, in float64; -inf entries contribute 0 (``entr`` is
+    -p ln p, 0 at p = 0: three passes over the vocabulary instead of five)."""
+    h = torch.special.entr(torch.softmax(logits.double(), dim=-1)).sum(dim=-1)
     return (h + 0.0).tolist()  # + 0.0 turns -0.0 (a one-hot row) into 0.0
 
 
