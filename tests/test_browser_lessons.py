@@ -211,19 +211,25 @@ def open_screen(page, les, screen: int, lang: str = "en") -> None:
                                timeout=20_000)
 
 
+def run_with_a_number(page, number: int, exp_id: str, guess: str, hidden: str, shows: str) -> str:
+    """Open lesson ``number`` at experiment ``exp_id``'s screen, check the text keeps ``hidden`` back,
+    type ``guess``, run, and wait until the result shows ``shows``; returns the result's text."""
+    les = next(x for x in LESSONS if x.number == number)
+    exp = next(e for e in les.experiments if e.id == exp_id)
+    open_screen(page, les, exp.screen)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    assert hidden not in page.inner_text("#lesson-text")
+    page.fill("#lesson-guess-number input", guess)
+    page.click("#lesson-run")
+    page.wait_for_function(f"document.querySelector('#lesson-result').innerText.includes({shows!r})", timeout=90_000)
+    return page.inner_text("#lesson-result")
+
+
 def test_lesson_10_the_near_tie_is_guessed_before_it_is_measured(page):
     """The dog story's step-20 margin: the text gives the logits' range, not the gap; the learner's
     number sits beside the live one."""
     from conftest_app import SHOTS
-    les = next(x for x in LESSONS if x.number == 10)
-    exp = next(e for e in les.experiments if e.id == "dog-near-tie")
-    open_screen(page, les, exp.screen)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
-    assert "0.0075" not in page.inner_text("#lesson-text")
-    page.fill("#lesson-guess-number input", "1")
-    page.click("#lesson-run")
-    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('0.0075')", timeout=90_000)
-    assert "near-tie" in page.inner_text("#lesson-result")
+    assert "near-tie" in run_with_a_number(page, 10, "dog-near-tie", "1", hidden="0.0075", shows="0.0075")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson10_dog_margin.png"))
 
@@ -249,15 +255,7 @@ def test_lesson_5_one_rule_on_four_shapes(page):
     """top-p 0.9 on a sharp, a medium, a flat and a heated flat step: the counts come from the live
     steps, on a log axis, beside the learner's guess."""
     from conftest_app import SHOTS
-    les = next(x for x in LESSONS if x.number == 5)
-    exp = next(e for e in les.experiments if e.id == "four-shapes")
-    open_screen(page, les, exp.screen)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
-    assert "11740" not in page.inner_text("#lesson-text")
-    page.fill("#lesson-guess-number input", "500")
-    page.click("#lesson-run")
-    page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('698')", timeout=90_000)
-    result = page.inner_text("#lesson-result")
+    result = run_with_a_number(page, 5, "four-shapes", "500", hidden="11740", shows="698")
     assert "500" in result and "min-p 0.1 keeps 1, 5, 24 and 185" in result
     page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=30_000)
     plot = "document.querySelector('#lesson-plot .js-plotly-plot')"

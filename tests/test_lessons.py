@@ -183,3 +183,13 @@ def test_every_lesson_asks_for_a_prediction_before_an_experiment(lesson):
         assert exp.predict.question["en"] and exp.predict.question["zh"], exp.id
         if exp.predict.kind == "value":
             assert {str(c["value"]) for c in exp.predict.choices} >= {str(exp.expect[exp.predict.of])}, exp.id
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_chinese_lines_break_where_a_space_does_no_harm(lesson):
+    """Markdown turns a line break into a space: in Chinese one must not fall between two characters
+    ("思考模式下 给出"), and bold must close where Markdown can see it close (not "**…。**推")."""
+    import re
+    zh = lesson.text["zh"]
+    assert not re.findall(r"[\u4e00-\u9fff]\n[\u4e00-\u9fff“]", zh), lesson.number
+    assert not re.findall(r"\*\*[^*\n]+[。）：，]\*\*[\u4e00-\u9fff]", zh), lesson.number

@@ -83,6 +83,18 @@ def row_entropies(logits: torch.Tensor) -> list[float]:
     return (h + 0.0).tolist()  # + 0.0 turns -0.0 (a one-hot row) into 0.0
 
 
+def record_choices(alive: list[int], chosen: torch.Tensor, final: torch.Tensor, logits: torch.Tensor,
+                   tokens: list[list[int]], logprobs: list[list[float]], entropies: list[list[float]]) -> None:
+    """Append each live row's chosen token, its log-probability under the final distribution and
+    the raw distribution's entropy to the lists of the sample that row holds (``alive[r]``)."""
+    lp = torch.log_softmax(final.double(), dim=-1).gather(1, chosen[:, None])[:, 0]
+    ents = row_entropies(logits)
+    for r, i in enumerate(alive):
+        tokens[i].append(int(chosen[r]))
+        logprobs[i].append(float(lp[r]))
+        entropies[i].append(ents[r])
+
+
 def start_stages(stages: list[Stage], rows: int) -> None:
     for s in stages:
         s.start(rows)

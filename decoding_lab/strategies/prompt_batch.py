@@ -40,7 +40,7 @@ from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError
 from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens, check_prompt, eos_set,
-                                            make_sequence, prefill, row_entropies, settings_json, start_stages)
+                                            make_sequence, prefill, record_choices, settings_json, start_stages)
 from decoding_lab.strategies.result import GenerationResult
 
 
@@ -131,12 +131,7 @@ def sample_batch(lm: Any, prompts: Sequence[Sequence[int]], settings: Sequence[S
                 mine = [r for r, i in enumerate(alive) if owner[i] == p]
                 if mine:
                     chosen[mine] = select_sample(final[mine], gens[p])
-        lp = torch.log_softmax(final.double(), dim=-1).gather(1, chosen[:, None])[:, 0]
-        ents = row_entropies(logits)
-        for r, i in enumerate(alive):
-            tokens[i].append(int(chosen[r]))
-            logprobs[i].append(float(lp[r]))
-            entropies[i].append(ents[r])
+        record_choices(alive, chosen, final, logits, tokens, logprobs, entropies)
         steps = step + 1
         keep = [r for r, i in enumerate(alive) if tokens[i][-1] not in eos]
         if not keep:

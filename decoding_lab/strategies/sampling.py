@@ -37,7 +37,7 @@ from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, Stage
 from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens,
                                             check_prompt, check_settings, eos_set, make_sequence, prefill, primed,
-                                            row_entropies, settings_json, start_stages)
+                                            record_choices, settings_json, start_stages)
 from decoding_lab.strategies.result import GenerationResult
 
 #: Default upper bound on n (one batch holds every sample; each row keeps its own KV cache and a
@@ -103,12 +103,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: i
         if dead:
             raise DeadEndError(f"step {step}: the stages left no token for sample {alive[dead[0]]}")
         chosen = select_greedy(final) if settings.greedy else select_sample(final, generator)
-        lp = torch.log_softmax(final.double(), dim=-1).gather(1, chosen[:, None])[:, 0]
-        ents = row_entropies(logits)
-        for r, i in enumerate(alive):
-            tokens[i].append(int(chosen[r]))
-            logprobs[i].append(float(lp[r]))
-            entropies[i].append(ents[r])
+        record_choices(alive, chosen, final, logits, tokens, logprobs, entropies)
 
         # Rows that drew EOS leave the batch; the others (and stateful stages) carry on.
         keep = [r for r, i in enumerate(alive) if tokens[i][-1] not in eos]

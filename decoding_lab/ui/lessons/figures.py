@@ -146,12 +146,14 @@ def _sorted_curves(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> 
         at = lambda r: c["p"][min(range(len(c["rank"])), key=lambda j: abs(c["rank"][j] - r))]  # noqa: E731
         fig.add_trace(go.Scatter(x=c["rank"], y=c["p"], mode="lines", line={"color": color, "width": 3},
                                  name=v.label.get(lg, v.key)))
-        fig.add_trace(go.Scatter(x=[c["kept"]], y=[at(c["kept"])], mode="markers", showlegend=i == 0,
-                                 marker={"color": color, "size": 13, "line": {"color": "white", "width": 1}},
-                                 name=tr(lang, "curve_rule")))
-        fig.add_trace(go.Scatter(x=[c["min_p"]], y=[at(c["min_p"])], mode="markers", showlegend=i == 0,
-                                 marker={"symbol": "diamond-open", "color": color, "size": 14, "line": {"width": 3}},
-                                 name=tr(lang, "curve_minp")))
+        fig.add_trace(go.Scatter(x=[c["kept"]], y=[at(c["kept"])], mode="markers", showlegend=False,
+                                 marker={"color": color, "size": 13, "line": {"color": "white", "width": 1}}))
+        fig.add_trace(go.Scatter(x=[c["min_p"]], y=[at(c["min_p"])], mode="markers", showlegend=False,
+                                 marker={"symbol": "diamond-open", "color": color, "size": 14, "line": {"width": 3}}))
+    for name, marker in ((tr(lang, "curve_rule"), {"color": "#6b7280", "size": 13}),        # the marks' key, in grey:
+                         (tr(lang, "curve_minp"), {"symbol": "diamond-open", "color": "#6b7280", "size": 14,
+                                                   "line": {"width": 3}})):               # each curve's own colour
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=marker, name=name))
     guess, of = run.get("guess"), run["curves"].get(exp.predict.of)
     if exp.predict.kind == "number" and _is_number(guess) and of and float(guess) >= 1:
         near = min(range(len(of["rank"])), key=lambda j: abs(of["rank"][j] - float(guess)))
@@ -163,7 +165,7 @@ def _sorted_curves(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> 
                        text=tr(lang, "curve_topk", k=top_k), font={"color": "#6b7280"})
     fig.update_xaxes(type="log", title_text=tr(lang, "curve_x"), exponentformat="power", dtick=1)
     # 1e-6 and up: where the cuts fall (the far tail dives below 1e-15 and would squash the rest)
-    fig.update_yaxes(type="log", title_text=tr(lang, "curve_y"), exponentformat="power", dtick=1, range=[-6, 0.05])
+    fig.update_yaxes(type="log", title_text=tr(lang, "curve_y"), exponentformat="power", dtick=1, range=[-6, 0.35])
     return fig
 
 

@@ -94,7 +94,7 @@ def result_markdown(exp: Experiment, run: dict[str, Any], lang: str) -> str:
     verdict = exp.predict.verdict(guess, values)
     line = (tr(lang, "pick_right" + file) if verdict else tr(lang, "pick_wrong" + file, live=live)) \
         if verdict is not None else \
-        tr(lang, "number_diff", guess=guess_text, live=live)
+        tr(lang, "number_diff" + file, guess=guess_text, live=live)
     reveal = exp.fill(exp.reveal[lg], values)
     note = tr(lang, "fallback", error=run["error"]) if run.get("error") else \
         f"*{tr(lang, 'took', s=run.get('seconds', 0.0), model=exp.model if not exp.reads_file else exp.file)}*"
