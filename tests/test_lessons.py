@@ -193,3 +193,13 @@ def test_chinese_lines_break_where_a_space_does_no_harm(lesson):
     zh = lesson.text["zh"]
     assert not re.findall(r"[\u4e00-\u9fff]\n[\u4e00-\u9fff“]", zh), lesson.number
     assert not re.findall(r"\*\*[^*\n]+[。）：，]\*\*[\u4e00-\u9fff]", zh), lesson.number
+
+
+def test_chinese_screens_show_no_space_after_a_full_width_mark():
+    """The source wraps Chinese after ，。； and the like; the screen joins those lines, since
+    Markdown would show each break as a space ("打分， 再给")."""
+    from decoding_lab.ui.lessons.views import screen_markdown
+    les = next(x for x in LESSONS if x.number == 13)
+    assert "打分，\n再给" in les.screens("zh")[0]
+    text, _ = screen_markdown(les, "zh", 0)
+    assert "打分，再给" in text and "\n\n" in text           # paragraph breaks stay

@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from decoding_lab.lesson_runs import Experiment
-from decoding_lab.ui.lessons.strings import tr
+from decoding_lab.ui.lessons.strings import STRING_KEYS, tr
 
 RAW, FINAL, PICK, GUESS = "#93c5fd", "#1d4ed8", "#f97316", "#b91c1c"
 
@@ -83,10 +83,22 @@ def _variants(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> go.Fi
     elif any(picked):
         fig.add_trace(go.Bar(x=[None], y=[None], marker_color="white", marker_line={"color": PICK, "width": 5},
                              name=tr(lang, "plot_pick")))
+    fig.update_yaxes(title_text=axis_title(exp, lang))
     nums = [y for y in ys if isinstance(y, (int, float)) and y > 0]
     if exp.measure == "kept" and nums and max(nums) / min(nums) > 50:   # counts from a few to thousands
         fig.update_yaxes(type="log", dtick=1, exponentformat="power")   # one tick per decade
     return fig
+
+
+def axis_title(exp: Experiment, lang: str) -> str:
+    """What the bars measure, from the experiment's measure name (a sweep's pass@K and best-of
+    read as pass@k / accuracy; an extraction file's measures as accuracy)."""
+    name = exp.measure.partition(":")[0]
+    if exp.kind == "extract":
+        name = "extract"
+    elif name.startswith("pass@") or name == "best_of":
+        name = "pass"
+    return tr(lang, "axis_" + name) if ("axis_" + name) in STRING_KEYS else ""
 
 
 def _is_number(x: Any) -> bool:

@@ -30,6 +30,11 @@ EN: dict[str, str] = {
     "took": "ran in {s:.1f} s on {model}",
     "plot_guess": "your prediction", "plot_raw": "p raw (T = 1)", "plot_final": "p after the stages",
     "plot_value": "live value", "plot_value_file": "shipped value", "plot_pick": "your pick",
+    "axis_kept": "tokens kept", "axis_margin": "top-1 − top-2 logit", "axis_tail": "probability mass",
+    "axis_entropy_T": "entropy (nats)", "axis_top2_ratio": "ratio of the two best", "axis_removed": "mass removed",
+    "axis_p_raw": "probability", "axis_p_final": "probability", "axis_logprob": "log-probability",
+    "axis_repetition": "share of 4-grams repeated", "axis_pass": "pass@k / accuracy", "axis_vote": "accuracy",
+    "axis_mixed": "share of problems", "axis_per_softmax": "× one softmax", "axis_extract": "accuracy",
     "ratio_title": "log ratio to the leader vs 1/T: lines from T = 1, dots measured",
     "ratio_x": "1 / T", "ratio_y": "log ratio to the leader", "ratio_line": "{token}: line", "ratio_dots": "measured",
     "passk_pick": "your pick (pass@1)",
@@ -61,6 +66,11 @@ ZH: dict[str, str] = {
     "took": "在 {model} 上运行，用时 {s:.1f} 秒",
     "plot_guess": "你的预测", "plot_raw": "原始 p（T = 1）", "plot_final": "各阶段之后的 p",
     "plot_value": "实际值", "plot_value_file": "随附值", "plot_pick": "你选的",
+    "axis_kept": "保留的词元数", "axis_margin": "第一与第二 logit 之差", "axis_tail": "概率质量",
+    "axis_entropy_T": "熵（奈特）", "axis_top2_ratio": "前两名之比", "axis_removed": "去掉的概率",
+    "axis_p_raw": "概率", "axis_p_final": "概率", "axis_logprob": "对数概率",
+    "axis_repetition": "重复的 4-gram 比例", "axis_pass": "pass@k / 准确率", "axis_vote": "准确率",
+    "axis_mixed": "题目比例", "axis_per_softmax": "× 一次 softmax", "axis_extract": "准确率",
     "ratio_title": "与第一名之比的对数随 1/T：直线由 T = 1 算出，圆点为实测",
     "ratio_x": "1 / T", "ratio_y": "与第一名之比的对数", "ratio_line": "{token}：直线", "ratio_dots": "实测",
     "passk_pick": "你选的（pass@1）",
@@ -71,3 +81,5 @@ ZH: dict[str, str] = {
 
 register("lessons", EN, ZH)
 tr = Namespace("lessons")
+#: The keys both languages define (a picture asks before it labels an axis with one).
+STRING_KEYS = frozenset(EN) & frozenset(ZH)

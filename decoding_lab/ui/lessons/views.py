@@ -5,6 +5,8 @@ data (``lessons/*.toml``, read by ``decoding_lab.lessons``); this module only la
 
 from __future__ import annotations
 
+import re
+
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,7 +37,10 @@ def screen_markdown(les: Lesson, lang: str, i: int) -> tuple[str, str]:
     lg = lesson_lang(lang)
     screens = les.screens(lg)
     i = clamp_screen(les, i)
-    return f"## {les.number}. {les.title[lg]}\n\n{screens[i]}", tr(lang, "screen", i=i + 1, n=len(screens))
+    text = screens[i]
+    if lg == "zh":   # Markdown shows a line break as a space; after a full-width mark Chinese wants none
+        text = re.sub(r"(?<=[，。；：、）”！？])\n(?!\n)", "", text)
+    return f"## {les.number}. {les.title[lg]}\n\n{text}", tr(lang, "screen", i=i + 1, n=len(screens))
 
 
 def clamp_screen(les: Lesson, i: Any) -> int:
