@@ -155,6 +155,7 @@ class RunResult:
     seconds: float = 0.0
     tops: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)   # every step variant's
     curves: dict[str, dict[str, Any]] = field(default_factory=dict)   # figure "sorted_curve": see sorted_curve()
+    texts: dict[str, str] = field(default_factory=dict)   # a decode experiment's texts, shown under its result
 
 
 def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunResult:
@@ -173,6 +174,7 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
     values: dict[str, Any] = {}
     tops: dict[str, list[tuple[str, float, float]]] = {}
     curves: dict[str, dict[str, Any]] = {}
+    texts: dict[str, str] = {}
     for v in exp.variants:
         lm = get_model(str(v.options.get("model", exp.model)))   # a variant may run another backend
         if exp.kind == "step":
@@ -182,9 +184,9 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
             if exp.figure == "sorted_curve":
                 curves[v.key] = sorted_curve(z, float(_settings(exp, v).temperature or 1.0), int(trace.kept_final))
         else:
-            values[v.key] = _decode_value(lm, exp, v)
+            values[v.key], texts[v.key] = _decode(lm, exp, v)
     top = tops.get(exp.variants[0].key, []) if exp.variants else []
-    return RunResult(values, top, time.perf_counter() - start, tops, curves)
+    return RunResult(values, top, time.perf_counter() - start, tops, curves, texts)
 
 
 def sorted_curve(logits: Any, temperature: float, kept: int, points: int = 80) -> dict[str, Any]:
@@ -250,7 +252,8 @@ def step_measure(trace: Any, measure: str) -> Any:
     raise ValueError(f"unknown measure {measure!r}")
 
 
-def _decode_value(lm: Any, exp: Experiment, v: Variant) -> Any:
+def _decode(lm: Any, exp: Experiment, v: Variant) -> tuple[Any, str]:
+    """The measured value of one decode variant, and the text it wrote."""
     from decoding_lab.strategies import beam_search, greedy, sample
     ids = lm.encode_prompt(exp.prompt, exp.chat)
     strategy = v.options.get("strategy", "greedy")
@@ -262,12 +265,12 @@ def _decode_value(lm: Any, exp: Experiment, v: Variant) -> Any:
     else:
         seq = greedy(lm, ids, _settings(exp, v), exp.steps).sequences[0]
     if exp.measure == "logprob":
-        return float(sum(seq.logprobs))
+        return float(sum(seq.logprobs)), seq.text
     if exp.measure == "text":
-        return seq.text
+        return seq.text, seq.text
     if exp.measure == "repetition":
         from decoding_lab.metrics import ngram_repetition_rate
-        return float(ngram_repetition_rate(list(seq.token_ids), 4))
+        return float(ngram_repetition_rate(list(seq.token_ids), 4)), seq.text
     raise ValueError(f"unknown measure {exp.measure!r} for a decode experiment")
 
 

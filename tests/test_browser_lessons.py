@@ -299,3 +299,22 @@ def test_a_derivation_waits_in_a_closed_why_box(page):
     page.click("#lesson-text details summary")
     page.wait_for_selector("#lesson-text details p", state="visible", timeout=5_000)
     assert "Var(z)/T³" in page.inner_text("#lesson-text details")
+
+
+def test_lesson_2_folds_the_two_texts_under_the_result(page):
+    """A decode experiment shows what greedy and beam search wrote, folded under the result."""
+    from conftest_app import SHOTS
+    les = next(x for x in LESSONS if x.number == 2)
+    exp = les.experiments[0]
+    open_screen(page, les, exp.screen)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.click("#lesson-guess input[value='beam']")
+    page.click("#lesson-run")
+    page.wait_for_selector("#lesson-result details", state="attached", timeout=120_000)
+    assert not page.is_visible("#lesson-result details blockquote")
+    page.click("#lesson-result details summary")
+    page.wait_for_selector("#lesson-result details blockquote", state="visible", timeout=5_000)
+    quotes = page.evaluate("[...document.querySelectorAll('#lesson-result details blockquote')].map(b => b.innerText)")
+    assert len(quotes) == 2 and all(len(q) > 20 for q in quotes)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson2_texts.png"))

@@ -203,3 +203,13 @@ def test_chinese_screens_show_no_space_after_a_full_width_mark():
     assert "打分，\n再给" in les.screens("zh")[0]
     text, _ = screen_markdown(les, "zh", 0)
     assert "打分，再给" in text and "\n\n" in text           # paragraph breaks stay
+
+
+def test_a_decode_experiment_shows_the_texts_it_wrote_folded_and_escaped():
+    from decoding_lab.ui.lessons.views import texts_block
+    exp = next(e for les in LESSONS for e in les.experiments if e.id == "greedy-loop")
+    run = {"texts": {"greedy": "Rome <b>was</b>\nbuilt", "sample": "Rome grew."}}
+    block = texts_block(exp, run, "en", "en")
+    assert block.startswith("<details>") and "&lt;b&gt;was&lt;/b&gt;<br>built" in block
+    assert block.index("greedy") < block.index("one sample") and "Rome grew." in block
+    assert texts_block(exp, {}, "zh", "zh") == ""

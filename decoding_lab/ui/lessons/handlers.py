@@ -60,7 +60,7 @@ def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict |
     try:
         result = lesson_runs.run(exp)
         run.update(values=result.values, top=result.top, tops=result.tops, curves=result.curves,
-                   seconds=result.seconds)
+                   texts=result.texts, seconds=result.seconds)
     except Exception as e:  # noqa: BLE001 - any failure falls back to the tested values, said so on screen
         run.update(values=dict(exp.expect), top=[], tops={}, seconds=0.0, error=str(e).splitlines()[0][:200])
     return {**(runs or {}), f"{les.number}/{exp.id}": run}, ""

@@ -5,6 +5,7 @@ data (``lessons/*.toml``, read by ``decoding_lab.lessons``); this module only la
 
 from __future__ import annotations
 
+import html
 import re
 
 from types import SimpleNamespace
@@ -103,7 +104,20 @@ def result_markdown(exp: Experiment, run: dict[str, Any], lang: str) -> str:
     reveal = exp.fill(exp.reveal[lg], values)
     note = tr(lang, "fallback", error=run["error"]) if run.get("error") else \
         f"*{tr(lang, 'took', s=run.get('seconds', 0.0), model=exp.model if not exp.reads_file else exp.file)}*"
-    return f"{head}\n\n{line}\n\n{reveal}\n\n{note}"
+    return f"{head}\n\n{line}\n\n{reveal}\n\n{texts_block(exp, run, lang, lg)}{note}"
+
+
+def texts_block(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> str:
+    """A decode experiment's texts, folded: the learner reads what greedy and the sample wrote."""
+    texts = run.get("texts") or {}
+    if not texts:
+        return ""
+    parts = []
+    for v in exp.variants:
+        if v.key in texts:
+            body = html.escape(texts[v.key]).replace("\n", "<br>")
+            parts.append(f"<p><b>{html.escape(v.label.get(lg, v.key))}</b></p><blockquote>{body}</blockquote>")
+    return f"<details><summary>{tr(lang, 'texts')}</summary>\n\n{''.join(parts)}\n\n</details>\n\n"
 
 
 def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, runs: dict | None,
