@@ -274,11 +274,16 @@ def _decode(lm: Any, exp: Experiment, v: Variant) -> tuple[Any, str]:
     raise ValueError(f"unknown measure {exp.measure!r} for a decode experiment")
 
 
-def _sweep_value(exp: Experiment, v: Variant) -> float:
+def _shipped(exp: Experiment) -> Any:
+    """The shipped result file an experiment reads (``assets/sweeps/<file>``)."""
     import json
     from decoding_lab.experiments.sweep import ASSET_DIR
+    return json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+
+
+def _sweep_value(exp: Experiment, v: Variant) -> float:
     from decoding_lab.multisample.passk import pass_at_k
-    data = json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+    data = _shipped(exp)
     T, trunc = float(v.options["temperature"]), str(v.options.get("truncation", "none"))
     cell = next(c for c in data["cells"] if c["temperature"] == T and c["truncation"] == trunc)
     outcomes = cell["outcomes"]
@@ -303,11 +308,9 @@ def _sweep_value(exp: Experiment, v: Variant) -> float:
 
 def _ctd_value(exp: Experiment, v: Variant) -> float:
     """Held-out pass@K of the shipped CTD file at one of its temperatures (fitted or grid)."""
-    import json
-    from decoding_lab.experiments.sweep import ASSET_DIR
     if not exp.measure.startswith("pass@"):
         raise ValueError(f"unknown measure {exp.measure!r} for a ctd experiment")
-    data = json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+    data = _shipped(exp)
     T = float(v.options["temperature"])
     curve = next(c for t, c in data["heldout_pass_at_k"].items() if float(t) == T)
     return float(curve[int(exp.measure[5:]) - 1])
@@ -318,12 +321,10 @@ EXTRACT_MEASURES = ("pattern_accuracy", "constraint_accuracy", "direct_accuracy"
 
 def _extract_value(exp: Experiment, v: Variant) -> float:
     """One accuracy of the shipped extraction comparison (pattern, constrained read-off, direct)."""
-    import json
-    from decoding_lab.experiments.sweep import ASSET_DIR
     measure = str(v.options.get("measure", exp.measure))
     if measure not in EXTRACT_MEASURES:
         raise ValueError(f"unknown measure {measure!r} for an extract experiment; known: {', '.join(EXTRACT_MEASURES)}")
-    return float(json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))[measure])
+    return float(_shipped(exp)[measure])
 
 
 def _bench_value(exp: Experiment, v: Variant) -> float:
