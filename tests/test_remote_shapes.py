@@ -125,3 +125,40 @@ def test_requests_send_ids_one_token_and_every_knob(api, path, prompt_key):
     assert "abc" in (text_body.get("prompt"), text_body.get("text"))
     with pytest.raises(ModelError, match="unknown engine sampling setting 'typo'"):
         neutral_sampling(typo=1)
+
+
+def test_llama_server_requests_carry_llamacpps_own_knobs_and_chain():
+    from decoding_lab.remote.payloads import LLAMA_CPP_SAMPLERS, sampling_from_settings
+    from decoding_lab.settings import SamplingSettings
+    (ep,) = parse_endpoints(json.dumps([{"name": "e", "base_url": "http://127.0.0.1:1", "model": "m",
+                                         "api": "llama-server", "tokenizer": "smollm2-135m-instruct"}]))
+    settings = SamplingSettings(order="llama.cpp", temperature=0.9, typical_p=0.8, top_n_sigma=1.5,
+                                dry_multiplier=0.8, xtc_probability=0.5, xtc_threshold=0.2,
+                                repetition_penalty=1.2, logit_bias=((13, -2.0),), seed=2**40 + 5)
+    _, raw = build_request(ep, [1, 2], sampling_from_settings(settings))
+    _, post = build_request(ep, [1, 2], sampling_from_settings(settings), post_sampling=True)
+    assert raw["samplers"] == list(LLAMA_CPP_SAMPLERS) and raw["post_sampling_probs"] is False
+    assert post["post_sampling_probs"] is True and {**post, "post_sampling_probs": False} == raw
+    assert (raw["typical_p"], raw["top_n_sigma"], raw["dry_multiplier"], raw["xtc_probability"]) == (0.8, 1.5, 0.8, 0.5)
+    assert raw["repeat_last_n"] == 64 and raw["repeat_penalty"] == 1.2 and raw["logit_bias"] == [[13, -2.0]]
+    assert 0 <= raw["seed"] < 0xFFFFFFFF  # a 32-bit seed that is not llama.cpp's "random"
+    # other presets' window "whole history" is the whole context (here 1 token); top-n-sigma 0 (off) is -1
+    _, whole = build_request(ep, [1], sampling_from_settings(SamplingSettings(temperature=1.0, order="vllm")))
+    assert whole["repeat_last_n"] == 1 and whole["top_n_sigma"] == -1.0 and whole["seed"] == 0
+    (other,) = parse_endpoints(json.dumps([{"name": "o", "base_url": "http://127.0.0.1:1", "model": "m",
+                                            "api": "openai", "tokenizer": "smollm2-135m-instruct"}]))
+    with pytest.raises(ModelError, match="only llama-server"):
+        build_request(other, [1], None, post_sampling=True)
+
+
+def test_agreement_when_the_engine_lists_only_part_of_what_it_kept():
+    from decoding_lab.remote.agreement import engine_agreement
+    p = torch.tensor([0.4, 0.3, 0.2, 0.1])
+    part = engine_agreement(p, (0, 1), (0.4, 0.3), top_n=2, greedy=False)  # listed 2, mass 0.7 < 1
+    assert not part["engine_lists_all"] and part["same_set"] and part["max_dp"] == pytest.approx(0.0, abs=1e-7)
+    wrong = engine_agreement(p, (0, 2), (0.4, 0.2), top_n=2, greedy=False)
+    assert not wrong["same_set"] and wrong["only_engine"] == []
+    cut = engine_agreement(torch.tensor([0.7, 0.3, 0.0]), (0, 1, 2), (0.6, 0.3, 0.1), top_n=20, greedy=False)
+    assert not cut["same_set"] and cut["only_engine"] == [2] and cut["max_dp"] == pytest.approx(0.1)
+    assert engine_agreement(p, (0,), (1.0,), top_n=20, greedy=True)["same_set"]
+    assert not engine_agreement(p, (1,), (1.0,), top_n=20, greedy=True)["same_set"]

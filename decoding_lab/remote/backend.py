@@ -30,9 +30,10 @@ keeps what the server said, so a view can print "top-20 of 49,152".
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -69,6 +70,7 @@ class RemoteReport:
     post_probs: tuple[float, ...] | None = None
     skipped: tuple[str, ...] = ()     # reported texts that named no single token
     exact: tuple[str, ...] = ()       # what is exact and what is a bound, in words
+    inexact: tuple[str, ...] = ()     # stages the settings turn on that a top-N report cannot redo exactly
     seconds: float = 0.0
 
 
@@ -142,8 +144,23 @@ class RemoteKernels:
     def _ask(self, cache: "RemoteCache") -> torch.Tensor:
         ep, t0 = self.endpoint, time.perf_counter()
         text = None if ep.prompt_ids else self.twin.decode(cache.tokens)
-        path, payload = build_request(ep, cache.tokens, cache.engine_sampling, text, self.n_vocab)
+        sampling = dict(cache.engine_sampling)
+        post_wanted = ep.api == "llama-server" and ep.post_sampling
+        if post_wanted and sampling.get("seed") is None:
+            # both requests must draw with one seed, or the engine's two picks could differ
+            sampling["seed"] = secrets.randbelow(2**31)
+        path, payload = build_request(ep, cache.tokens, sampling, text, self.n_vocab)
         top: TopN = parse(ep.api, self.client.post(path, payload))
+        if post_wanted:  # the same request again, reporting the top-N after the sampler chain
+            path, payload = build_request(ep, cache.tokens, sampling, text, self.n_vocab, post_sampling=True)
+            post = parse(ep.api, self.client.post(path, payload))
+            if post.post_ids is None:
+                raise ModelError(f"endpoint {ep.name!r} ignored post_sampling_probs (no top_probs in its answer)")
+            if post.chosen_id != top.chosen_id:
+                raise ModelError(f"endpoint {ep.name!r} picked {top.chosen_id} and then {post.chosen_id} with one "
+                                 "seed: its sampling is not reproducible, so its post-sampling report cannot be "
+                                 "set beside this step")
+            top = replace(top, post_ids=post.post_ids, post_probs=post.post_probs)
         top = resolve_texts(top, self.index()) if top.texts is not None else top
         if not top.ids:
             raise ModelError(f"endpoint {ep.name!r} reported no usable top tokens "
@@ -156,10 +173,23 @@ class RemoteKernels:
             notes.append(f"{len(top.skipped)} reported texts named no single token and were left in the tail")
         if text is not None:
             notes.append("the context was sent as text and re-tokenised by the server (it takes no token ids)")
+        es = cache.engine_sampling
+        inexact = [(stage, why) for stage, why, on in (
+            ("repetition-penalty", "it divides or multiplies the raw logit by its sign",
+             es.get("repetition_penalty", 1.0) != 1.0),
+            ("typical-p", "it needs the entropy of the whole distribution", es.get("typical_p", 1.0) < 1.0),
+            ("top-n-sigma", "it needs the spread of all the raw logits", es.get("top_n_sigma", -1.0) > 0))
+            if on]
+        if inexact:
+            notes.append("not exact from a top-N report, since the server gives log-probabilities, not raw logits: "
+                         + "; ".join(f"{stage} ({why})" for stage, why in inexact))
+        if top.post_ids is not None:
+            notes.append(f"the engine's own sampler chain (llama.cpp's default order) kept the tokens in post_ids, "
+                         f"with post_probs after its temperature (at most {ep.top_n} are listed)")
         cache.last_report = RemoteReport(
             ids=top.ids, logprobs=top.logprobs, tail_mass=tail, fill_logprob=fill, chosen_id=top.chosen_id,
             n_vocab=self.n_vocab, post_ids=top.post_ids, post_probs=top.post_probs, skipped=top.skipped,
-            exact=tuple(notes), seconds=time.perf_counter() - t0)
+            exact=tuple(notes), inexact=tuple(stage for stage, _ in inexact), seconds=time.perf_counter() - t0)
         return logits
 
 

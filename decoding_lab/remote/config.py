@@ -17,6 +17,10 @@ objects such as::
 * ``"llama-server"`` — llama.cpp's native ``POST /completion`` with ``n_probs``;
 * ``"sglang"``       — SGLang's native ``POST /generate`` with ``input_ids`` and ``top_logprobs_num``.
 
+``post_sampling`` (default true; llama-server only) asks, with a second request per step,
+for the top-N *after* llama.cpp's sampler chain (``post_sampling_probs``): what the engine
+kept and cut, which the Explorer sets beside what our ``llama.cpp`` preset keeps.
+
 ``prompt_ids`` (default true) sends the context as token ids. llama-cpp-python's server
 accepts text only (its request model types ``prompt`` as ``str | list[str]``): set it to
 false there, and the context is sent as text that the server tokenises again.
@@ -64,6 +68,7 @@ class Endpoint:
     timeout_s: float = 30.0
     retries: int = 2
     prompt_ids: bool = True   # send the context as token ids (False: as text, re-tokenised by the server)
+    post_sampling: bool = True  # llama-server: also ask for the top-N after its sampler chain (a 2nd request)
 
     def key(self) -> str | None:
         """The bearer key from ``key_env`` at call time (None when not configured)."""
@@ -122,10 +127,11 @@ def _check(raw: Any, index: int) -> Endpoint:
             if not lo <= v <= hi:
                 raise _bad(name, field, f"must be in [{lo}, {hi}], got {v!r}")
             values[field] = kind(v)
-    if "prompt_ids" in raw:
-        if not isinstance(raw["prompt_ids"], bool):
-            raise _bad(name, "prompt_ids", f"must be true or false, got {raw['prompt_ids']!r}")
-        values["prompt_ids"] = raw["prompt_ids"]
+    for flag in ("prompt_ids", "post_sampling"):
+        if flag in raw:
+            if not isinstance(raw[flag], bool):
+                raise _bad(name, flag, f"must be true or false, got {raw[flag]!r}")
+            values[flag] = raw[flag]
     return Endpoint(name=name, base_url=url, model=raw["model"].strip(), api=raw["api"],
                     tokenizer=raw["tokenizer"].strip(), key_env=key_env, **values)
 

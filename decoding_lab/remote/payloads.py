@@ -21,12 +21,22 @@ from decoding_lab.models import LoadedModel, ModelError
 from decoding_lab.remote.client import Client, RemoteError
 from decoding_lab.remote.config import Endpoint
 
-__all__ = ["SAMPLING_KEYS", "neutral_sampling", "sampling_from_settings", "build_request", "check_vocabulary"]
+__all__ = ["SAMPLING_KEYS", "LLAMA_CPP_SAMPLERS", "neutral_sampling", "sampling_from_settings", "build_request", "check_vocabulary"]
 
 #: The engine-side knobs a caller may set in ``cache.engine_sampling`` (with their "off" values).
+#: The first eight every engine has; the rest only llama.cpp has, and only llama-server is sent them.
 SAMPLING_KEYS: dict[str, Any] = {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0,
                                  "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
-                                 "seed": None}
+                                 "seed": None,
+                                 # llama.cpp only
+                                 "typical_p": 1.0, "top_n_sigma": -1.0, "xtc_probability": 0.0,
+                                 "xtc_threshold": 0.1, "dry_multiplier": 0.0, "dry_base": 1.75,
+                                 "dry_allowed_length": 2, "dry_penalty_last_n": -1, "dynatemp_range": 0.0,
+                                 "dynatemp_exponent": 1.0, "penalty_last_n": 64, "logit_bias": ()}
+
+#: llama.cpp's default sampler chain, sent with every llama-server request so that a server
+#: started with another ``--samplers`` still runs the chain our ``llama.cpp`` preset models.
+LLAMA_CPP_SAMPLERS = ("penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature")
 PROBE = "The capital of France is Paris. 1234 ünïcödé!"  # a test sentence for the tokenizer check
 
 
@@ -43,15 +53,38 @@ def neutral_sampling(**overrides: Any) -> dict[str, Any]:
 
 
 def sampling_from_settings(settings: Any) -> dict[str, Any]:
-    """The engine-side equivalent of a ``SamplingSettings`` (the knobs every engine shares)."""
-    return neutral_sampling(**{k: getattr(settings, k) for k in SAMPLING_KEYS if k != "seed"},
-                            seed=getattr(settings, "seed", None))
+    """The engine-side equivalent of a ``SamplingSettings``: every knob it shares with the engines,
+    and llama.cpp's own (sent to llama-server only). The penalty window is the settings' (the
+    ``llama.cpp`` preset's is 64, llama-server's default); our 0 ("whole history") is llama.cpp's -1.
+
+    >>> from decoding_lab.settings import SamplingSettings
+    >>> s = sampling_from_settings(SamplingSettings(temperature=0.7, top_k=40, order="llama.cpp", seed=3))
+    >>> s["temperature"], s["top_k"], s["penalty_last_n"], s["seed"]
+    (0.7, 40, 64, 3)
+    """
+    direct = {k: getattr(settings, k) for k in SAMPLING_KEYS if hasattr(settings, k) and k != "seed"}
+    sigma = direct.get("top_n_sigma", 0.0)
+    direct["top_n_sigma"] = sigma if sigma > 0 else -1.0  # llama.cpp: n <= 0 is off
+    window = int(getattr(settings, "penalty_window", 64))
+    direct["penalty_last_n"] = window if window > 0 else -1
+    direct["logit_bias"] = tuple(getattr(settings, "logit_bias", ()) or ())
+    return neutral_sampling(**direct, seed=getattr(settings, "seed", None))
+
+
+def _window(last_n: int, ids: list[int]) -> int:
+    """A penalty window for llama-server: -1 ("the whole history") becomes the context's length,
+    since its HTTP API takes 0 … 2³¹ − 1 only (and allocates a buffer of that size)."""
+    return max(1, len(ids)) if last_n < 0 else int(last_n)
 
 
 def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None, text: str | None = None,
-                  n_vocab: int = 1 << 20) -> tuple[str, dict[str, Any]]:
+                  n_vocab: int = 1 << 20, post_sampling: bool = False) -> tuple[str, dict[str, Any]]:
     """(path, JSON body) asking ``ep`` for one token after ``ids`` (or after ``text`` when the
-    endpoint takes no ids). ``n_vocab`` spells "top-k off" where no other value means off everywhere."""
+    endpoint takes no ids). ``n_vocab`` spells "top-k off" where no other value means off everywhere.
+    ``post_sampling`` (llama-server only) asks for the top-N *after* the sampler chain instead of
+    the raw top-N: the same request otherwise, so with the same seed the engine picks the same token."""
+    if post_sampling and ep.api != "llama-server":
+        raise ModelError(f"endpoint {ep.name!r}: only llama-server reports the top-N after its sampler chain")
     s = neutral_sampling(**(sampling or {}))
     prompt: Any = list(ids) if text is None else text
     seed = s["seed"]
@@ -69,12 +102,19 @@ def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None,
             body["seed"] = int(seed)
         return "/v1/completions", body
     if ep.api == "llama-server":
-        body = {"prompt": prompt, "n_predict": 1, "n_probs": ep.top_n, "post_sampling_probs": False,
-                "cache_prompt": True, "stream": False, "temperature": s["temperature"],
-                "top_k": s["top_k"], "top_p": s["top_p"], "min_p": s["min_p"],   # top_k 0 = off
-                "typical_p": 1.0, "repeat_penalty": s["repetition_penalty"],
+        body = {"prompt": prompt, "n_predict": 1, "n_probs": ep.top_n, "post_sampling_probs": post_sampling,
+                "cache_prompt": True, "stream": False, "samplers": list(LLAMA_CPP_SAMPLERS), "mirostat": 0,
+                "min_keep": 0, "temperature": s["temperature"], "dynatemp_range": s["dynatemp_range"],
+                "dynatemp_exponent": s["dynatemp_exponent"], "top_k": s["top_k"], "top_p": s["top_p"],  # top_k 0 = off
+                "min_p": s["min_p"], "typical_p": s["typical_p"], "top_n_sigma": s["top_n_sigma"],
+                "xtc_probability": s["xtc_probability"], "xtc_threshold": s["xtc_threshold"],
+                "repeat_penalty": s["repetition_penalty"], "repeat_last_n": _window(s["penalty_last_n"], ids),
                 "presence_penalty": s["presence_penalty"], "frequency_penalty": s["frequency_penalty"],
-                "seed": -1 if seed is None else int(seed)}
+                "dry_multiplier": s["dry_multiplier"], "dry_base": s["dry_base"],
+                "dry_allowed_length": s["dry_allowed_length"], "dry_penalty_last_n": _window(s["dry_penalty_last_n"], ids),
+                "logit_bias": [[int(t), float(b)] for t, b in s["logit_bias"]],
+                # llama.cpp's seed is 32-bit and 0xFFFFFFFF (-1) means "random": fold ours below it
+                "seed": -1 if seed is None else int(seed) % 0xFFFFFFFF}
         return "/completion", body
     if ep.api == "sglang":
         if text is not None:

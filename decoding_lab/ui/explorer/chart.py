@@ -26,6 +26,7 @@ from decoding_lab.ui.common.plots import BLUE, ORANGE, show_token
 from decoding_lab.ui.explorer.strings import tr
 
 RAW = "#bfdbfe"   # light blue: the raw distribution, the same for every token
+INK = "#111827"   # near-black: a server's own sampler (its post-sampling probabilities)
 #: One colour per stage that can cut (none of them blue or orange, which mean kept and chosen).
 STAGE_COLOURS = {"top-k": "#7c3aed", "top-p": "#db2777", "min-p": "#0d9488", "typical-p": "#ca8a04",
                  "top-n-sigma": "#4f46e5", "xtc": "#dc2626", "grammar": "#475569", "no-repeat-ngram": "#92400e",
@@ -76,6 +77,16 @@ def log_ticks(lo: int) -> tuple[list[float], list[str]]:
     return vals, text
 
 
+def engine_points(trace: Any, by_id: dict[int, int]) -> list[tuple[int, float]]:
+    """(row index, p) for each token a server's sampler kept that the chart shows (empty when the
+    model is local or the server reports no post-sampling top-N)."""
+    rep = getattr(trace, "reported", None) or {}
+    ids, probs = rep.get("post_ids"), rep.get("post_probs")
+    if not ids or not probs:
+        return []
+    return [(by_id[i], float(p)) for i, p in zip(ids, probs) if i in by_id and p > 0]
+
+
 def dist_chart(trace: Any, lang: str, log_y: bool = False) -> go.Figure:
     rows = list(trace.top)
     labels = plots.token_labels(rows)
@@ -103,7 +114,13 @@ def dist_chart(trace: Any, lang: str, log_y: bool = False) -> go.Figure:
         if idx:
             bar(tr(lang, "cut_legend", stage=name), idx, [fate_height(rows[i]) for i in idx],
                 stage_colour(name, k), "fate", pattern=dict(shape="/", fgcolor="white", solidity=0.25))
-    heights = [r.p_raw for r in rows] + [fate_height(r) for r in rows]
+    engine = engine_points(trace, by_id)
+    if engine:  # a server's own sampler (llama-server): what it kept, with p after its chain, as diamonds
+        data.append(dict(type="scatter", mode="markers", name=tr(lang, "engine_legend"), offsetgroup="fate",
+                         x=[labels[i] for i, _ in engine], y=[p for _, p in engine],
+                         marker=dict(symbol="diamond", size=11, color=INK, line=dict(color="white", width=1)),
+                         hovertext=[tr(lang, "engine_hover", p=fmt_p(p)) for _, p in engine], hoverinfo="text"))
+    heights = [r.p_raw for r in rows] + [fate_height(r) for r in rows] + [p for _, p in engine]
     if log_y:
         lo = math.floor(math.log10(max(min([h for h in heights if h > 0] or [1e-6]), 1e-30)))
         vals, text = log_ticks(lo)
@@ -113,7 +130,7 @@ def dist_chart(trace: Any, lang: str, log_y: bool = False) -> go.Figure:
         top = max(heights + [0.01])
         yaxis = dict(title=dict(text=t(lang, "prob_axis")), range=[0, min(1.0, top * 1.25) if top < 0.8 else 1.08])
     spec = plots.merge(plots.look(t(lang, "dist_title", step=trace.step, n=len(rows)), 440), dict(
-        barmode="group", bargap=0.18, bargroupgap=0.0, showlegend=True, yaxis=yaxis,
+        barmode="group", scattermode="group", bargap=0.18, bargroupgap=0.0, showlegend=True, yaxis=yaxis,
         xaxis=dict(title=None, tickangle=-45, tickfont=dict(size=12), automargin=True),
         # The legend goes under the chart (never over the title), in the figure's own coordinates.
         legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0, xanchor="left",

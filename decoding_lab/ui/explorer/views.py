@@ -194,7 +194,29 @@ def reported_rows(trace: Any, lang: str) -> list[str]:
             f"| {tr('r_engine')} | {pick} |"]
     if any("as text" in note for note in rep.get("exact", ())):
         rows.append(f"| {tr('r_reported')} | {tr('r_text')} |")
+    if rep.get("inexact"):
+        rows.append(f"| {tr('r_inexact')} | {tr('r_inexact_v', stages=', '.join(rep['inexact']))} |")
+    if rep.get("agreement"):
+        rows.append(f"| {tr('r_kept')} | {kept_verdict(trace, rep['agreement'], lang)} |")
     return rows
+
+
+def kept_verdict(trace: Any, a: dict[str, Any], lang: str) -> str:
+    """The engine's post-sampling kept set beside ours, in one sentence (``remote.agreement``)."""
+    tr = lambda key, **kw: strings.tr(lang, key, **kw)  # noqa: E731
+    name = lambda i: code_span(show_token(trace_token_text(trace, i)))  # noqa: E731
+    listed = lambda ids: ", ".join(name(i) for i in ids) or tr("r_none")  # noqa: E731
+    if a["greedy"]:
+        if a["same_set"]:
+            return tr("r_kept_greedy")
+        engine = (trace.reported or {}).get("post_ids") or [None]
+        return tr("r_kept_greedy_diff", e=name(engine[0]) if engine[0] is not None else "—",
+                  o=name(trace.chosen_token_id))
+    if not a["engine_lists_all"]:
+        return tr("r_kept_partial", n=a["engine_kept"], verdict=tr("r_same" if a["same_set"] else "r_different"))
+    if a["same_set"]:
+        return tr("r_kept_same", n=a["engine_kept"], dp=a["max_dp"])
+    return tr("r_kept_diff", n=a["engine_kept"], m=a["ours_kept"], a=listed(a["only_engine"]), b=listed(a["only_ours"]))
 
 
 def trace_token_text(trace: Any, token_id: int) -> str:

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# llama.cpp's own HTTP server, `llama-server`, for the remote-engine tests.
+#
+# It is built from the llama.cpp source that llama-cpp-python vendors (its source package),
+# so the server and the in-process llama.cpp backend are one llama.cpp commit: the tests can
+# then ask for exact agreement. Only the `llama-server` target is built (ggml, llama, the
+# common library, the server; no web UI, no HTTPS, no other tools), statically linked.
+#
+# The binary goes to $VENV/bin/llama-server. A copy is kept in ~/.cache/decoding_lab, keyed
+# by the llama-cpp-python version and this CPU's feature flags (the build is tuned to the
+# CPU it runs on), so a second checkout on the same machine copies it instead of compiling.
+#
+# Usage: build_llama_server.sh [venv]
+set -euo pipefail
+VENV="${1:-.venv}"
+PY="$VENV/bin/python"
+OUT="$VENV/bin/llama-server"
+VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
+CPU="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cksum | cut -d' ' -f1 || echo any)"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/decoding_lab/llama-server-$VERSION-$CPU"
+
+works() { [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
+
+if works "$OUT" && [ -f "$VENV/.llama-server-$VERSION" ]; then
+  exit 0
+fi
+if works "$CACHE"; then
+  install -m 755 "$CACHE" "$OUT"
+  touch "$VENV/.llama-server-$VERSION"
+  echo "llama-server $VERSION: copied from $CACHE"
+  exit 0
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+echo "llama-server $VERSION: building from llama-cpp-python's llama.cpp source (7-9 min measured on 2 cores) ..."
+start=$(date +%s)
+# the source package (pip's cache has it when llama-cpp-python was compiled on this machine)
+"$PY" -m pip download --quiet --no-deps --no-binary :all: -d "$WORK" "llama-cpp-python==$VERSION" \
+  >"$WORK/download.log" 2>&1 || { cat "$WORK/download.log"; exit 1; }
+tar -xzf "$WORK"/llama_cpp_python-*.tar.gz -C "$WORK"
+SRC="$(echo "$WORK"/llama_cpp_python-*/vendor/llama.cpp)"
+[ -f "$SRC/tools/server/CMakeLists.txt" ] || { echo "no llama.cpp server source in $SRC"; exit 1; }
+cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+  -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
+  -DGGML_CCACHE=OFF >"$WORK/configure.log" 2>&1 || { tail -40 "$WORK/configure.log"; exit 1; }
+cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.log" 2>&1 \
+  || { tail -60 "$WORK/build.log"; exit 1; }
+works "$WORK/build/bin/llama-server" || { echo "the built llama-server does not run"; exit 1; }
+mkdir -p "$(dirname "$CACHE")"
+install -m 755 "$WORK/build/bin/llama-server" "$CACHE"
+install -m 755 "$WORK/build/bin/llama-server" "$OUT"
+touch "$VENV/.llama-server-$VERSION"
+echo "llama-server $VERSION: built in $(( $(date +%s) - start )) s"

@@ -1,0 +1,162 @@
+"""The remote backend against llama.cpp's own ``llama-server`` on 127.0.0.1, with the bundled GGUF.
+
+The server is built from the llama.cpp source llama-cpp-python vendors (``make llama-server``), so
+it is the same llama.cpp commit as the in-process backend (``smollm2-135m-instruct@llama.cpp``).
+Its native ``/completion`` takes the context as token ids and reports both the raw top-N and the
+top-N after its sampler chain. The three checks:
+
+(a) greedy steps through our stepper give the in-process backend's tokens;
+(b) the raw top-N it reports is llama.cpp's own log-softmax of the same context's logits;
+(c) the top-N after its sampler chain is what our ``llama.cpp`` preset keeps on that top-N,
+    token for token, with the same probabilities.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+import pytest
+import torch
+
+from conftest_app import llama_server_endpoints, loopback_llama_server
+from decoding_lab.chain import run_chain
+from decoding_lab.forward import forward, new_cache
+from decoding_lab.models import get_model
+from decoding_lab.remote.agreement import engine_agreement
+from decoding_lab.remote.backend import load_remote
+from decoding_lab.remote.config import ENV
+from decoding_lab.remote.payloads import sampling_from_settings
+from decoding_lab.settings import SamplingSettings
+from decoding_lab.stages import History
+from decoding_lab.stepper import Stepper
+
+pytestmark = pytest.mark.real
+GREEDY = SamplingSettings(temperature=0.0)
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    with loopback_llama_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def remote(server_url):
+    before = os.environ.get(ENV)
+    os.environ[ENV] = llama_server_endpoints(server_url)
+    try:
+        yield load_remote("remote:llama")
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+
+
+@pytest.fixture(scope="module")
+def local():
+    return get_model("smollm2-135m-instruct@llama.cpp")
+
+
+def test_it_is_llama_cpps_server_on_loopback(server_url):
+    props = httpx.get(server_url + "/props", timeout=10).json()
+    assert "default_generation_settings" in props and server_url.startswith("http://127.0.0.1:")
+    assert props["default_generation_settings"]["params"]["top_k"] == 40  # llama.cpp's own default
+
+
+@pytest.mark.parametrize("prompt", ["What is the capital of France?", "Write a haiku about the sea."])
+def test_greedy_steps_match_in_process_llamacpp(remote, local, prompt):
+    assert remote.source == "remote" and remote.vocab_size == local.vocab_size
+    assert remote.model.vocabulary_check == "checked"  # via llama-server's /tokenize
+    ours = Stepper.from_prompt(remote, prompt, chat=True, settings=GREEDY)
+    theirs = Stepper.from_prompt(local, prompt, chat=True, settings=GREEDY)
+    ours.steps(16)
+    theirs.steps(16)
+    assert ours.tokens == theirs.tokens and len(ours.tokens) >= 8, (remote.decode(ours.tokens), local.decode(theirs.tokens))
+    report = ours.traces[-1].reported
+    assert report is not None and len(report["ids"]) == 20 and not report["skipped"]
+    # the engine's own pick, made by its sampler at T 0, is the token we took
+    assert [t.reported["chosen_id"] for t in ours.traces] == ours.tokens
+    assert not any("as text" in note for note in report["exact"])  # the context went as token ids
+
+
+def test_reported_top_n_is_llamacpps_log_softmax(remote, local):
+    ids = remote.encode_prompt("Name three colours of the rainbow.", chat=True)
+    cache = new_cache(remote.model)
+    forward(remote.model, torch.tensor([ids]), cache)
+    report = cache.last_report
+    ref = torch.log_softmax(forward(local.model, torch.tensor([ids]), new_cache(local.model))[0].double(), -1)
+    assert len(report.ids) == 20
+    assert list(report.ids) == torch.topk(ref, 20).indices.tolist()
+    got = torch.tensor(report.logprobs, dtype=torch.float64)
+    assert float((got - ref[list(report.ids)]).abs().max()) < 1e-3
+    assert report.tail_mass == pytest.approx(1 - float(ref[list(report.ids)].exp().sum()), abs=1e-3)
+
+
+# Settings whose kept set closes inside the reported top-20, so our chain sees every token the
+# engine could keep (top-p, typical-p or a penalty that reaches below the top-20 would not be exact).
+CASES = {
+    "top-k 8, T 0.7": dict(temperature=0.7, top_k=8),
+    "top-p 0.3, T 1.3": dict(temperature=1.3, top_p=0.3),
+    "min-p 0.1, T 2": dict(temperature=2.0, min_p=0.1),
+    "top-k 12 then top-p 0.8 then min-p 0.05": dict(temperature=1.0, top_k=12, top_p=0.8, min_p=0.05),
+    "presence and frequency penalties on the prompt, top-k 10": dict(temperature=1.0, top_k=10,
+                                                                     presence_penalty=0.4, frequency_penalty=0.3),
+    "logit bias, top-k 6": dict(temperature=0.9, top_k=6, logit_bias=((13, 3.0),)),
+    "T 0": dict(temperature=0.0, top_k=5),
+}
+PROMPT = "The cat sat on the mat. The cat sat on the"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_post_sampling_top_n_is_what_our_llamacpp_preset_keeps(remote, case):
+    settings = SamplingSettings(order="llama.cpp", seed=7, **CASES[case])
+    ids = remote.encode_prompt(PROMPT, chat=False)
+    cache = new_cache(remote.model)
+    cache.engine_sampling = sampling_from_settings(settings)
+    raw = forward(remote.model, torch.tensor([ids]), cache)[0]
+    final, _records, _z, _p_raw, p_final = run_chain(settings.build_chain(lm=remote), raw,
+                                                     History.from_lists(ids, []), with_probs=True)
+    rep = cache.last_report
+    assert rep.post_ids is not None and rep.chosen_id in rep.post_ids
+    agree = engine_agreement(p_final, rep.post_ids, rep.post_probs, len(rep.ids), settings.greedy)
+    assert agree["same_set"] and agree["engine_lists_all"], (case, agree, rep.post_ids)
+    if settings.greedy:
+        assert rep.post_ids == (int(torch.argmax(final)),) and rep.post_probs == (1.0,)
+        return
+    assert 1 < agree["engine_kept"] < 20, agree  # a real choice, listed whole
+    assert agree["max_dp"] < 1e-3, agree
+    assert set(rep.post_ids) <= set(rep.ids) or case.startswith("logit bias")
+
+
+def test_the_repetition_penalty_needs_raw_logits_which_a_server_does_not_report(remote, local):
+    """llama.cpp divides a positive raw logit by the penalty and multiplies a negative one: not a
+    shift of the log-probabilities, so it cannot be redone from a top-N report. The engine's kept
+    set then differs from ours on the report, and equals ours on llama.cpp's own raw logits."""
+    settings = SamplingSettings(order="llama.cpp", seed=7, temperature=1.0, top_k=10, repetition_penalty=1.5)
+    ids = remote.encode_prompt(PROMPT, chat=False)
+    cache = new_cache(remote.model)
+    cache.engine_sampling = sampling_from_settings(settings)
+    raw = forward(remote.model, torch.tensor([ids]), cache)[0]
+    rep = cache.last_report
+    assert rep.inexact == ("repetition-penalty",) and any("not exact" in note for note in rep.exact)
+    chain, history = settings.build_chain(lm=remote), History.from_lists(ids, [])
+    on_report = engine_agreement(run_chain(chain, raw, history, with_probs=True)[4], rep.post_ids, rep.post_probs, 20, False)
+    true_raw = forward(local.model, torch.tensor([ids]), new_cache(local.model))[0]
+    on_logits = engine_agreement(run_chain(settings.build_chain(lm=local), true_raw, history, with_probs=True)[4],
+                                 rep.post_ids, rep.post_probs, 20, False)
+    assert not on_report["same_set"] and on_report["only_engine"]  # this prompt's repeats are the top tokens
+    assert on_logits["same_set"] and on_logits["max_dp"] < 1e-3, on_logits
+
+
+def test_the_explorer_trace_carries_the_engines_kept_set(remote):
+    settings = SamplingSettings(order="llama.cpp", temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, seed=1)
+    st = Stepper.from_prompt(remote, "Tell me a story about a dog.", chat=True, settings=settings)
+    traces = st.steps(6)
+    agreements = [t.reported["agreement"] for t in traces]
+    assert all(a["engine_lists_all"] or a["engine_kept"] == 20 for a in agreements)
+    # llama-server's default chain with its default settings: our preset keeps the same tokens
+    # whenever the engine's kept set is listed whole (top-p 0.95 may close beyond the top-20)
+    whole = [a for a in agreements if a["engine_lists_all"]]
+    assert whole and all(a["same_set"] and a["max_dp"] < 1e-3 for a in whole), agreements
