@@ -181,12 +181,13 @@ def llama_server_binary() -> str:
 
 @contextlib.contextmanager
 def loopback_llama_server() -> Iterator[str]:
-    """llama.cpp's ``llama-server`` on 127.0.0.1 with the bundled SmolLM2 GGUF: one slot, one thread,
-    no web UI, and ``--no-repack`` (no AMX / repacked weight buffers, which fault on these machines
-    and which the in-process backend also turns off, so both run the same kernels)."""
+    """llama.cpp's ``llama-server`` on 127.0.0.1 with the bundled SmolLM2 GGUF: four slots of 2,048
+    positions (so one request may ask for four completions), one thread, no web UI, and
+    ``--no-repack`` (no AMX / repacked weight buffers, which fault on these machines and which the
+    in-process backend also turns off, so both run the same kernels)."""
     port = _free_port()
     cmd = [llama_server_binary(), "-m", _bundled_gguf(), "--host", "127.0.0.1", "--port", str(port),
-           "-c", "2048", "-np", "1", "-t", "1", "--no-repack", "--no-webui", "--no-warmup"]
+           "-c", "8192", "-np", "4", "-t", "1", "--no-repack", "--no-webui", "--no-warmup"]
     with _serve(cmd, port, "/health", "llama-server") as url:
         yield url
 

@@ -13,6 +13,7 @@ top-N after its sampler chain. The three checks:
 
 from __future__ import annotations
 
+import math
 import os
 
 import httpx
@@ -160,3 +161,48 @@ def test_the_explorer_trace_carries_the_engines_kept_set(remote):
     # whenever the engine's kept set is listed whole (top-p 0.95 may close beyond the top-20)
     whole = [a for a in agreements if a["engine_lists_all"]]
     assert whole and all(a["same_set"] and a["max_dp"] < 1e-3 for a in whole), agreements
+
+
+# ---------------------------------------------------------------- whole samples by the engine
+def test_the_engine_draws_n_samples_itself_reproducibly(remote):
+    from decoding_lab.remote.engine_samples import engine_samples
+    settings = SamplingSettings(order="llama.cpp", temperature=0.9, top_k=10, seed=5)
+    ids = remote.encode_prompt("Tell me a story about a dog.", chat=True)
+    res = engine_samples(remote, ids, settings, n=6, max_new_tokens=24)  # 4 slots: two requests
+    assert len(res.sequences) == 6 and res.settings["sampler"].startswith("llama-server")
+    assert all(1 <= len(s) <= 24 and len(s.logprobs) == len(s) and all(lp <= 0 for lp in s.logprobs)
+               for s in res.sequences)
+    assert all(s.finished == (s.token_ids[-1] in remote.eos_token_ids) for s in res.sequences)
+    assert len({tuple(s.token_ids) for s in res.sequences}) >= 3  # samples, not one text six times
+    # each sample's first token is one the engine's chain keeps at the first step, with that probability
+    cache = new_cache(remote.model)
+    cache.engine_sampling = sampling_from_settings(settings)
+    forward(remote.model, torch.tensor([ids]), cache)
+    kept = dict(zip(cache.last_report.post_ids, cache.last_report.post_probs))
+    for s in res.sequences:
+        assert s.token_ids[0] in kept and math.exp(s.logprobs[0]) == pytest.approx(kept[s.token_ids[0]], abs=1e-4)
+    again = engine_samples(remote, ids, settings, n=6, max_new_tokens=24)
+    assert [s.token_ids for s in again.sequences] == [s.token_ids for s in res.sequences]  # one seed, one answer
+
+
+def test_the_engines_greedy_sample_is_the_in_process_greedy_text(remote, local):
+    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.strategies import greedy
+    ids = remote.encode_prompt("What is the capital of France?", chat=True)
+    (seq,) = engine_samples(remote, ids, GREEDY, n=1, max_new_tokens=20).sequences
+    assert seq.token_ids == greedy(local, ids, max_new_tokens=20).sequences[0].token_ids
+    assert len(seq) >= 8 and seq.logprobs == [0.0] * len(seq)  # T 0 keeps one token: p = 1 after the chain
+
+
+def test_a_sweep_on_a_served_model_uses_the_engines_own_samples(remote):
+    from decoding_lab.experiments.grid import SweepConfig
+    from decoding_lab.experiments.sweep import run_sweep
+    config = SweepConfig(model="remote:llama", task="addition", problems=3, n=4, temperatures=(0.0, 0.8),
+                         truncations=("none",), max_new_tokens=24, order="llama.cpp")
+    result = run_sweep(config, lm=remote)
+    assert result.complete and [len(c.outcomes) for c in result.cells] == [3, 3]
+    assert "remote:llama's own" in result.environment["sampler"]
+    for cell in result.cells:
+        assert all(len(o.correct) == 4 and all(1 <= n <= 24 for n in o.lengths) for o in cell.outcomes)
+    greedy_cell = result.cells[0]
+    assert all(len(set(o.answers)) == 1 for o in greedy_cell.outcomes)  # one greedy answer, counted n times

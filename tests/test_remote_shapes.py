@@ -162,3 +162,68 @@ def test_agreement_when_the_engine_lists_only_part_of_what_it_kept():
     assert not cut["same_set"] and cut["only_engine"] == [2] and cut["max_dp"] == pytest.approx(0.1)
     assert engine_agreement(p, (0,), (1.0,), top_n=20, greedy=True)["same_set"]
     assert not engine_agreement(p, (1,), (1.0,), top_n=20, greedy=True)["same_set"]
+
+
+class _FakeClient:
+    """Answers every POST with the next canned body and keeps what it was sent."""
+
+    def __init__(self, *bodies):
+        self.bodies, self.sent = list(bodies), []
+
+    def post(self, path, payload, **kw):
+        self.sent.append((path, payload, kw))
+        return self.bodies.pop(0)
+
+    def get(self, path, **kw):
+        return {"total_slots": 2}
+
+
+def _served(api: str, client: _FakeClient, prompt_ids: bool = True):
+    from types import SimpleNamespace
+    (ep,) = parse_endpoints(json.dumps([{"name": "e", "base_url": "http://127.0.0.1:1", "model": "m", "api": api,
+                                         "tokenizer": "smollm2-135m-instruct", "prompt_ids": prompt_ids}]))
+    words = {"a": 5, "b": 6}
+    return SimpleNamespace(model=SimpleNamespace(endpoint=ep, client=client), name="remote:e", vocab_size=10,
+                           eos_token_ids=(2,), decode=lambda ids: "".join({5: "a", 6: "b"}.get(i, "?") for i in ids),
+                           tokenizer=lambda text, add_special_tokens=False: {"input_ids": [words[c] for c in text]})
+
+
+def test_engine_samples_read_openai_choices_with_ids_or_text():
+    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.settings import SamplingSettings
+    vllm = {"choices": [
+        {"index": 1, "text": "b", "finish_reason": "length",
+         "logprobs": {"tokens": ["token_id:6"], "token_logprobs": [-0.5]}},
+        {"index": 0, "text": "ab", "finish_reason": "stop",
+         "logprobs": {"tokens": ["token_id:5", "token_id:6", "token_id:2"], "token_logprobs": [-0.1, -0.2, -0.3]}}]}
+    client = _FakeClient(vllm)
+    res = engine_samples(_served("openai", client), [1, 2], SamplingSettings(temperature=0.7, seed=4), n=2,
+                         max_new_tokens=8)
+    first, second = res.sequences
+    assert (first.token_ids, first.text, first.finished, first.score) == ([5, 6, 2], "ab", True, pytest.approx(-0.6))
+    assert (second.token_ids, second.finished) == ([6], False) and "token_ids" not in res.settings
+    path, body, kw = client.sent[0]
+    assert path == "/v1/completions" and body["n"] == 2 and body["max_tokens"] == 8 and body["logprobs"] == 1
+    assert body["prompt"] == [1, 2] and body["seed"] == 4 and kw["timeout_s"] > 30
+    texts = {"choices": [{"index": 0, "text": "ba", "finish_reason": "length",
+                          "logprobs": {"tokens": ["b", "a"], "token_logprobs": [-1.0, -1.0]}}]}
+    res = engine_samples(_served("openai", _FakeClient(texts), prompt_ids=False), [5], SamplingSettings(), n=1,
+                         max_new_tokens=2)
+    assert res.sequences[0].token_ids == [6, 5] and "tokenised again" in res.settings["token_ids"]
+
+
+def test_engine_samples_split_n_over_llama_servers_slots_and_refuse_a_short_answer():
+    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.settings import SamplingSettings
+    one = lambda i, toks, stop: {"index": i, "tokens": toks, "stop_type": stop,  # noqa: E731
+                                 "completion_probabilities": [{"id": t, "prob": 0.5} for t in toks]}
+    client = _FakeClient([one(0, [5, 2], "eos"), one(1, [6, 6], "limit")], [one(0, [5], "eos")])
+    res = engine_samples(_served("llama-server", client), [1], SamplingSettings(temperature=1.0, seed=10), n=3,
+                         max_new_tokens=2)
+    assert [s.token_ids for s in res.sequences] == [[5, 2], [6, 6], [5, 2]]  # an end token left out is added
+    assert [s.finished for s in res.sequences] == [True, False, True]
+    assert [(b["n_cmpl"], b["seed"]) for _, b, _ in client.sent] == [(2, 10), (1, 12)]
+    assert all(b["post_sampling_probs"] and b["return_tokens"] and b["n_predict"] == 2 for _, b, _ in client.sent)
+    with pytest.raises(ModelError, match="asked for 2 completions, got 1"):
+        engine_samples(_served("llama-server", _FakeClient([one(0, [5], "limit")])), [1], SamplingSettings(), n=2,
+                       max_new_tokens=2)

@@ -175,6 +175,14 @@ def _sample_problems(lm: Any, task: Task, problems: list[Problem], cell: Cell, c
     chat = task.chat if config.chat is None else config.chat
     ids = [lm.encode_prompt(p.prompt, chat) for p in problems]
     settings = [cell.settings(config.order, seed=config.seed + p.index) for p in problems]
+    if getattr(lm, "source", "") == "remote":  # a served model: the engine draws its own n samples
+        from decoding_lab.remote.engine_samples import engine_samples
+        out = []
+        for i, s in zip(ids, settings):
+            if should_stop is not None and should_stop():
+                return None
+            out.append(engine_samples(lm, i, s, n=rows, max_new_tokens=config.max_new_tokens))
+        return out
     if batch > 1 and not one_sequence(lm.model):
         return sample_prompts(lm, ids, settings, n=rows, max_new_tokens=config.max_new_tokens, batch=batch,
                               should_stop=should_stop)
@@ -327,8 +335,11 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
                                   cached=True))
 
     def result(stopped: bool) -> SweepResult:                # finished cells, in grid order
+        env = environment()
+        if getattr(lm, "source", "") == "remote":  # say whose sampler drew the samples
+            env["sampler"] = f"{model_name}'s own, n completions per request (decoding_lab.remote.engine_samples)"
         return SweepResult(config, [done[i] for i in sorted(done)], time.perf_counter() - t0, stopped, model_name,
-                           task.description, environment())
+                           task.description, env)
 
     for i, (cell, path) in enumerate(zip(grid, paths)):
         if i in done:

@@ -1,0 +1,155 @@
+"""Whole samples drawn by a server's own sampler, n of them in one request.
+
+Stepping a server token by token (``backend``) lets *our* chain pick from its top-N: right
+for watching one step, but one request per token, and approximate wherever the top-N is
+not enough. For many complete samples (a temperature sweep on a served model) the question
+is what *the engine* writes, so the engine writes them: one request asks for ``n``
+completions of up to ``max_new_tokens`` tokens with the session's settings, the way a
+deployment would ask.
+
+* **llama-server** (``/completion``): ``n_cmpl`` completions (at most its ``--parallel``
+  slots per request; more go in further requests with the next seeds), the context as token
+  ids, llama.cpp's default chain named explicitly, ``return_tokens`` for the ids and
+  ``post_sampling_probs`` with ``n_probs`` 1 for each picked token's probability *after* the
+  chain: the distribution it was drawn from, as our own samples record it.
+* **OpenAI completions** (vLLM, SGLang): ``n`` choices with ``logprobs`` 1; vLLM's
+  ``return_tokens_as_token_ids`` gives the ids, otherwise the text is tokenised again (said
+  in the result's settings). These log-probabilities are whatever the server reports (vLLM:
+  the raw model's by default), which the settings also say.
+
+A sample ends on the model's end-of-sequence token (then its last id, as in our own
+samples) or at ``max_new_tokens``. Each request has a time limit that grows with its length,
+and the number of requests is bounded by ``n``.
+
+    >>> _sequence_from_llama({"tokens": [5, 2], "stop_type": "eos",
+    ...                       "completion_probabilities": [{"id": 5, "prob": 0.5}, {"id": 2, "prob": 1.0}]},
+    ...                      decode=lambda ids: "x" * len(ids), eos={2}).text
+    'x'
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable
+
+from decoding_lab import limits
+from decoding_lab.models import ModelError
+from decoding_lab.remote.payloads import build_request, sampling_from_settings
+from decoding_lab.remote.shapes import _TOKEN_ID_KEY
+from decoding_lab.strategies.common import eos_set, settings_json
+from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
+
+__all__ = ["engine_samples", "SECONDS_PER_TOKEN"]
+
+#: Time allowed per requested token, on top of the endpoint's ``timeout_s`` (a 7B model on a
+#: busy server writes tens of tokens a second; this only bounds a server that hangs).
+SECONDS_PER_TOKEN = 0.5
+_MAX_REQUEST_S = 900.0
+
+
+def _fail(ep: Any, what: str) -> ModelError:
+    return ModelError(f"endpoint {ep.name!r}: unexpected answer to a sampling request: {what}")
+
+
+def _log(p: Any) -> float:
+    return math.log(p) if isinstance(p, (int, float)) and p > 0 else -math.inf
+
+
+def _sequence_from_llama(r: Any, decode: Callable[[list[int]], str], eos: set[int]) -> GeneratedSequence:
+    """One llama-server result (``return_tokens``, ``post_sampling_probs``) -> a sequence."""
+    if not isinstance(r, dict) or not isinstance(r.get("tokens"), list):
+        raise ModelError("a llama-server result without 'tokens' (was return_tokens sent?)")
+    ids = [int(t) for t in r["tokens"]]
+    probs = r.get("completion_probabilities") or []
+    logprobs = [_log(c.get("prob")) if isinstance(c, dict) else -math.inf for c in probs][:len(ids)]
+    finished = r.get("stop_type") == "eos"
+    if finished and (not ids or ids[-1] not in eos):  # a server that leaves the end token out
+        ids.append(min(eos))
+    text = decode(ids[:-1] if finished and ids and ids[-1] in eos else ids)
+    return GeneratedSequence(ids, text, float(sum(logprobs)), logprobs, finished)
+
+
+def _sequences_openai(body: Any, lm: Any, eos: set[int]) -> tuple[list[GeneratedSequence], bool]:
+    """OpenAI completions choices -> sequences; the flag says whether the ids were re-tokenised."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise ModelError("an OpenAI completions answer without choices")
+    out, retokenised = [], False
+    for c in sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0):
+        lp = c.get("logprobs") or {}
+        toks, lps = lp.get("tokens") or [], lp.get("token_logprobs") or []
+        keyed = [_TOKEN_ID_KEY.fullmatch(t) if isinstance(t, str) else None for t in toks]
+        text = c.get("text") if isinstance(c.get("text"), str) else ""
+        if toks and all(keyed):
+            ids = [int(m.group(1)) for m in keyed]
+        else:  # text keys only: tokenise the text again (it may not give the server's ids)
+            ids, retokenised = list(lm.tokenizer(text, add_special_tokens=False)["input_ids"]), True
+        finished = c.get("finish_reason") == "stop"
+        if finished and (not ids or ids[-1] not in eos):
+            ids.append(min(eos))
+        logprobs = [float(x) if isinstance(x, (int, float)) else -math.inf for x in lps]
+        out.append(GeneratedSequence(ids, lm.decode(ids[:-1] if finished else ids), float(sum(logprobs)),
+                                     logprobs, finished))
+    return out, retokenised
+
+
+def _slots(client: Any) -> int:
+    """How many completions llama-server takes per request (its ``--parallel``), from /props."""
+    try:
+        props = client.get("/props", retries=0)
+        return max(1, int(props.get("total_slots", 1)))
+    except Exception:  # an older server without the field: one at a time
+        return 1
+
+
+def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_new_tokens: int) -> GenerationResult:
+    """``n`` complete samples of ``lm`` (a ``remote:`` model) after ``prompt_ids``, drawn by the
+    server itself with ``settings``."""
+    kernels = lm.model
+    ep, client = kernels.endpoint, kernels.client
+    n = limits.check_samples(n)
+    max_new_tokens = limits.check_new_tokens(max_new_tokens)
+    eos = eos_set(lm) or {0}
+    sampling = sampling_from_settings(settings)
+    seed = 0 if sampling["seed"] is None else int(sampling["seed"])
+    timeout = min(_MAX_REQUEST_S, ep.timeout_s + SECONDS_PER_TOKEN * max_new_tokens)
+    t0 = time.perf_counter()
+    seqs: list[GeneratedSequence] = []
+    extra: dict[str, Any] = {"sampler": f"{ep.api} server's own ({ep.name})"}
+    if ep.api == "llama-server":
+        per_request = min(n, _slots(client))
+        while len(seqs) < n:  # at most ceil(n / slots) requests, each with the next seed
+            k = min(per_request, n - len(seqs))
+            path, body = build_request(ep, prompt_ids, {**sampling, "seed": seed + len(seqs)}, n_vocab=lm.vocab_size,
+                                       post_sampling=True)
+            body.update(n_predict=max_new_tokens, n_probs=1, n_cmpl=k, return_tokens=True)
+            answer = client.post(path, body, timeout_s=timeout)
+            results = answer if isinstance(answer, list) else [answer]
+            if len(results) != k:
+                raise _fail(ep, f"asked for {k} completions, got {len(results)}")
+            try:
+                seqs += [_sequence_from_llama(r, lm.decode, eos) for r in
+                         sorted(results, key=lambda r: r.get("index", 0) if isinstance(r, dict) else 0)]
+            except (ModelError, TypeError, ValueError) as e:
+                raise _fail(ep, str(e)) from None
+        extra["logprobs"] = "after the engine's chain (post_sampling_probs)"
+    elif ep.api == "openai":
+        text = None if ep.prompt_ids else lm.decode(prompt_ids)
+        path, body = build_request(ep, prompt_ids, sampling, text, n_vocab=lm.vocab_size)
+        body.update(max_tokens=max_new_tokens, n=n, logprobs=1)
+        try:
+            seqs, retokenised = _sequences_openai(client.post(path, body, timeout_s=timeout), lm, eos)
+        except (ModelError, TypeError, ValueError, AttributeError) as e:
+            raise _fail(ep, str(e)) from None
+        if len(seqs) != n:
+            raise _fail(ep, f"asked for {n} choices, got {len(seqs)} (does this server take 'n'?)")
+        extra["logprobs"] = "as the server reports them (vLLM: the raw model's by default)"
+        if retokenised:
+            extra["token_ids"] = "the server gave text only: its text was tokenised again"
+    else:
+        raise ModelError(f"endpoint {ep.name!r}: whole samples from the engine are built for llama-server and "
+                         f"OpenAI completions, not {ep.api!r}")
+    info = settings_json(lm, settings, n=n, max_new_tokens=max_new_tokens, seed_used=seed, **extra)
+    return GenerationResult("sample", seqs, len(prompt_ids), info, time.perf_counter() - t0,
+                            steps=max((len(s) for s in seqs), default=0), done=True)
