@@ -16,7 +16,7 @@ VENV="${1:-.venv}"
 PY="$VENV/bin/python"
 OUT="$VENV/bin/llama-server"
 VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
-CPU="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cksum | cut -d' ' -f1 || echo any)"
+CPU="$( (grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null || uname -m) | cksum | cut -d' ' -f1)"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/decoding_lab/llama-server-$VERSION-$CPU"
 
 works() { [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
@@ -31,6 +31,7 @@ if works "$CACHE"; then
   exit 0
 fi
 
+command -v cmake >/dev/null || { echo "llama-server needs cmake and a C++ compiler (apt-get install cmake g++)"; exit 1; }
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 echo "llama-server $VERSION: building from llama-cpp-python's llama.cpp source (7-9 min measured on 2 cores) ..."

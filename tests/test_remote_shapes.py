@@ -141,7 +141,7 @@ def test_llama_server_requests_carry_llamacpps_own_knobs_and_chain():
     assert post["post_sampling_probs"] is True and {**post, "post_sampling_probs": False} == raw
     assert (raw["typical_p"], raw["top_n_sigma"], raw["dry_multiplier"], raw["xtc_probability"]) == (0.8, 1.5, 0.8, 0.5)
     assert raw["repeat_last_n"] == 64 and raw["repeat_penalty"] == 1.2 and raw["logit_bias"] == [[13, -2.0]]
-    assert 0 <= raw["seed"] < 0xFFFFFFFF  # a 32-bit seed that is not llama.cpp's "random"
+    assert raw["seed"] == (2**40 + 5) % 0xFFFFFFFF  # folded to 32 bits, never llama.cpp's "random" (-1)
     # other presets' window "whole history" is the whole context (here 1 token); top-n-sigma 0 (off) is -1
     _, whole = build_request(ep, [1], sampling_from_settings(SamplingSettings(temperature=1.0, order="vllm")))
     assert whole["repeat_last_n"] == 1 and whole["top_n_sigma"] == -1.0 and whole["seed"] == 0
@@ -204,7 +204,7 @@ def test_engine_samples_read_openai_choices_with_ids_or_text():
     assert (second.token_ids, second.finished) == ([6], False) and "token_ids" not in res.settings
     path, body, kw = client.sent[0]
     assert path == "/v1/completions" and body["n"] == 2 and body["max_tokens"] == 8 and body["logprobs"] == 1
-    assert body["prompt"] == [1, 2] and body["seed"] == 4 and kw["timeout_s"] > 30
+    assert body["prompt"] == [1, 2] and body["seed"] == 4 * 4096 and kw["timeout_s"] > 30
     texts = {"choices": [{"index": 0, "text": "ba", "finish_reason": "length",
                           "logprobs": {"tokens": ["b", "a"], "token_logprobs": [-1.0, -1.0]}}]}
     res = engine_samples(_served("openai", _FakeClient(texts), prompt_ids=False), [5], SamplingSettings(), n=1,
@@ -220,10 +220,25 @@ def test_engine_samples_split_n_over_llama_servers_slots_and_refuse_a_short_answ
     client = _FakeClient([one(0, [5, 2], "eos"), one(1, [6, 6], "limit")], [one(0, [5], "eos")])
     res = engine_samples(_served("llama-server", client), [1], SamplingSettings(temperature=1.0, seed=10), n=3,
                          max_new_tokens=2)
-    assert [s.token_ids for s in res.sequences] == [[5, 2], [6, 6], [5, 2]]  # an end token left out is added
-    assert [s.finished for s in res.sequences] == [True, False, True]
-    assert [(b["n_cmpl"], b["seed"]) for _, b, _ in client.sent] == [(2, 10), (1, 12)]
+    # "eos": the server's last id is its end token, whatever our tokenizer's list says; the text leaves it out
+    assert [s.token_ids for s in res.sequences] == [[5, 2], [6, 6], [5]]
+    assert [s.finished for s in res.sequences] == [True, False, True] and res.sequences[2].text == ""
+    # two slots: 2 + 1 completions, seeds from this settings seed's own block (10 * 4096 …)
+    assert [(b["n_cmpl"], b["seed"]) for _, b, _ in client.sent] == [(2, 40960), (1, 40962)]
     assert all(b["post_sampling_probs"] and b["return_tokens"] and b["n_predict"] == 2 for _, b, _ in client.sent)
     with pytest.raises(ModelError, match="asked for 2 completions, got 1"):
         engine_samples(_served("llama-server", _FakeClient([one(0, [5], "limit")])), [1], SamplingSettings(), n=2,
                        max_new_tokens=2)
+
+
+def test_a_token_without_a_reported_probability_is_nan_not_a_shift():
+    """llama-server lists no probability for a token that ends inside a UTF-8 character: the
+    entries are matched by id, so the later tokens keep their own probabilities."""
+    import math
+
+    from decoding_lab.remote.engine_samples import _sequence_from_llama
+    seq = _sequence_from_llama({"tokens": [7, 8, 9], "stop_type": "limit",
+                                "completion_probabilities": [{"id": 7, "prob": 0.5}, {"id": 9, "prob": 0.25}]},
+                               decode=lambda ids: "", eos={2})
+    assert seq.logprobs[0] == pytest.approx(math.log(0.5)) and math.isnan(seq.logprobs[1])
+    assert seq.logprobs[2] == pytest.approx(math.log(0.25)) and seq.score == pytest.approx(math.log(0.125))

@@ -246,7 +246,9 @@ def cell_key(config: SweepConfig, cell: Cell, model_name: str, task_kind: str = 
                        "task": config.task, "problems": config.problems, "start": config.start, "n": config.n,
                        "max_new_tokens": config.max_new_tokens, "seed": config.seed, "chat": config.chat,
                        "order": config.order,
-                       "settings": cell.settings(config.order, config.seed).to_json()}, sort_keys=True)
+                       "settings": cell.settings(config.order, config.seed).to_json(),
+                       # a served model's samples are the engine's own (decoding_lab.remote.engine_samples)
+                       **({"sampler": "engine"} if model_name.startswith("remote:") else {})}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -337,7 +339,8 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
     def result(stopped: bool) -> SweepResult:                # finished cells, in grid order
         env = environment()
         if getattr(lm, "source", "") == "remote":  # say whose sampler drew the samples
-            env["sampler"] = f"{model_name}'s own, n completions per request (decoding_lab.remote.engine_samples)"
+            env["sampler"] = (f"{model_name}'s own, n completions per request (decoding_lab.remote.engine_samples); "
+                              "llama-server runs llama.cpp's order whatever the sweep's order")
         return SweepResult(config, [done[i] for i in sorted(done)], time.perf_counter() - t0, stopped, model_name,
                            task.description, env)
 

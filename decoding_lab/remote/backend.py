@@ -143,6 +143,7 @@ class RemoteKernels:
 
     def _ask(self, cache: "RemoteCache") -> torch.Tensor:
         ep, t0 = self.endpoint, time.perf_counter()
+        mismatch = ""
         text = None if ep.prompt_ids else self.twin.decode(cache.tokens)
         sampling = dict(cache.engine_sampling)
         post_wanted = ep.api == "llama-server" and ep.post_sampling
@@ -156,11 +157,11 @@ class RemoteKernels:
             post = parse(ep.api, self.client.post(path, payload))
             if post.post_ids is None:
                 raise ModelError(f"endpoint {ep.name!r} ignored post_sampling_probs (no top_probs in its answer)")
-            if post.chosen_id != top.chosen_id:
-                raise ModelError(f"endpoint {ep.name!r} picked {top.chosen_id} and then {post.chosen_id} with one "
-                                 "seed: its sampling is not reproducible, so its post-sampling report cannot be "
-                                 "set beside this step")
-            top = replace(top, post_ids=post.post_ids, post_probs=post.post_probs)
+            if post.chosen_id == top.chosen_id:
+                top = replace(top, post_ids=post.post_ids, post_probs=post.post_probs)
+            else:  # not reproducible with one seed: the kept set cannot be set beside this step's pick
+                mismatch = (f"the engine picked {top.chosen_id} and then {post.chosen_id} with one seed, so its "
+                            "post-sampling report is left out of this step")
         top = resolve_texts(top, self.index()) if top.texts is not None else top
         if not top.ids:
             raise ModelError(f"endpoint {ep.name!r} reported no usable top tokens "
@@ -178,11 +179,17 @@ class RemoteKernels:
             ("repetition-penalty", "it divides or multiplies the raw logit by its sign",
              es.get("repetition_penalty", 1.0) != 1.0),
             ("typical-p", "it needs the entropy of the whole distribution", es.get("typical_p", 1.0) < 1.0),
-            ("top-n-sigma", "it needs the spread of all the raw logits", es.get("top_n_sigma", -1.0) > 0))
+            ("top-n-sigma", "it needs the spread of all the raw logits", es.get("top_n_sigma", -1.0) > 0),
+            ("temperature", "dynamic temperature needs the entropy of the whole distribution",
+             es.get("dynatemp_range", 0.0) > 0),
+            ("xtc", "its coin is drawn by the engine's own random generator, ours by a hash",
+             0 < es.get("xtc_probability", 0.0) < 1))
             if on]
         if inexact:
             notes.append("not exact from a top-N report, since the server gives log-probabilities, not raw logits: "
                          + "; ".join(f"{stage} ({why})" for stage, why in inexact))
+        if mismatch:
+            notes.append(mismatch)
         if top.post_ids is not None:
             notes.append(f"the engine's own sampler chain (llama.cpp's default order) kept the tokens in post_ids, "
                          f"with post_probs after its temperature (at most {ep.top_n} are listed)")

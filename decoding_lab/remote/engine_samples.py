@@ -17,8 +17,8 @@ deployment would ask.
   in the result's settings). These log-probabilities are whatever the server reports (vLLM:
   the raw model's by default), which the settings also say.
 
-A sample ends on the model's end-of-sequence token (then its last id, as in our own
-samples) or at ``max_new_tokens``. Each request has a time limit that grows with its length,
+A sample ends on an end-of-sequence token (then its last id, as in our own samples) or at
+``max_new_tokens``. Each problem's requests use seeds of their own (``SEED_BLOCK``). Each request has a time limit that grows with its length,
 and the number of requests is bounded by ``n``.
 
     >>> _sequence_from_llama({"tokens": [5, 2], "stop_type": "eos",
@@ -40,11 +40,13 @@ from decoding_lab.remote.shapes import _TOKEN_ID_KEY
 from decoding_lab.strategies.common import eos_set, settings_json
 from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
 
-__all__ = ["engine_samples", "SECONDS_PER_TOKEN"]
+__all__ = ["engine_samples", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
 
 #: Time allowed per requested token, on top of the endpoint's ``timeout_s`` (a 7B model on a
 #: busy server writes tens of tokens a second; this only bounds a server that hangs).
 SECONDS_PER_TOKEN = 0.5
+#: Request seeds per settings seed (more than any ``n`` the limits allow).
+SEED_BLOCK = 1 << 12
 _MAX_REQUEST_S = 900.0
 
 
@@ -57,17 +59,33 @@ def _log(p: Any) -> float:
 
 
 def _sequence_from_llama(r: Any, decode: Callable[[list[int]], str], eos: set[int]) -> GeneratedSequence:
-    """One llama-server result (``return_tokens``, ``post_sampling_probs``) -> a sequence."""
+    """One llama-server result (``return_tokens``, ``post_sampling_probs``) -> a sequence.
+
+    ``stop_type`` "eos" means the last id is an end-of-generation token *of the GGUF* (which may
+    be one our tokenizer's config does not list): it is kept as the last id and left out of the
+    text. A token whose text ends inside a UTF-8 character gets no probability entry from the
+    server, so entries are matched to tokens by id; a token without one has NaN."""
     if not isinstance(r, dict) or not isinstance(r.get("tokens"), list):
         raise ModelError("a llama-server result without 'tokens' (was return_tokens sent?)")
     ids = [int(t) for t in r["tokens"]]
-    probs = r.get("completion_probabilities") or []
-    logprobs = [_log(c.get("prob")) if isinstance(c, dict) else -math.inf for c in probs][:len(ids)]
+    entries = [c for c in (r.get("completion_probabilities") or []) if isinstance(c, dict)]
+    logprobs, k = [], 0
+    for tok in ids:
+        if k < len(entries) and entries[k].get("id") == tok:
+            logprobs.append(_log(entries[k].get("prob")))
+            k += 1
+        else:
+            logprobs.append(math.nan)
     finished = r.get("stop_type") == "eos"
-    if finished and (not ids or ids[-1] not in eos):  # a server that leaves the end token out
-        ids.append(min(eos))
-    text = decode(ids[:-1] if finished and ids and ids[-1] in eos else ids)
-    return GeneratedSequence(ids, text, float(sum(logprobs)), logprobs, finished)
+    if finished and not ids:  # an end with no token listed: write ours
+        ids, logprobs = [min(eos)], [math.nan]
+    text = decode(ids[:-1] if finished else ids)
+    return GeneratedSequence(ids, text, _score(logprobs), logprobs, finished)
+
+
+def _score(logprobs: list[float]) -> float:
+    """Sum of the known log-probabilities (a NaN entry was not reported)."""
+    return float(sum(x for x in logprobs if not math.isnan(x)))
 
 
 def _sequences_openai(body: Any, lm: Any, eos: set[int]) -> tuple[list[GeneratedSequence], bool]:
@@ -89,7 +107,7 @@ def _sequences_openai(body: Any, lm: Any, eos: set[int]) -> tuple[list[Generated
         if finished and (not ids or ids[-1] not in eos):
             ids.append(min(eos))
         logprobs = [float(x) if isinstance(x, (int, float)) else -math.inf for x in lps]
-        out.append(GeneratedSequence(ids, lm.decode(ids[:-1] if finished else ids), float(sum(logprobs)),
+        out.append(GeneratedSequence(ids, lm.decode(ids[:-1] if finished else ids), _score(logprobs),
                                      logprobs, finished))
     return out, retokenised
 
@@ -112,7 +130,13 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
     max_new_tokens = limits.check_new_tokens(max_new_tokens)
     eos = eos_set(lm) or {0}
     sampling = sampling_from_settings(settings)
+    for window in ("penalty_last_n", "dry_penalty_last_n"):  # "the whole history" reaches to the last token
+        if sampling[window] < 0:
+            sampling[window] = len(prompt_ids) + max_new_tokens
     seed = 0 if sampling["seed"] is None else int(sampling["seed"])
+    # Request seeds: a block of SEED_BLOCK per settings seed, so two problems (seed, seed + 1) never
+    # share one; llama-server gives a request's k completions the seeds s, s + 1, … s + k - 1.
+    base = seed * SEED_BLOCK
     timeout = min(_MAX_REQUEST_S, ep.timeout_s + SECONDS_PER_TOKEN * max_new_tokens)
     t0 = time.perf_counter()
     seqs: list[GeneratedSequence] = []
@@ -121,7 +145,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
         per_request = min(n, _slots(client))
         while len(seqs) < n:  # at most ceil(n / slots) requests, each with the next seed
             k = min(per_request, n - len(seqs))
-            path, body = build_request(ep, prompt_ids, {**sampling, "seed": seed + len(seqs)}, n_vocab=lm.vocab_size,
+            path, body = build_request(ep, prompt_ids, {**sampling, "seed": base + len(seqs)}, n_vocab=lm.vocab_size,
                                        post_sampling=True)
             body.update(n_predict=max_new_tokens, n_probs=1, n_cmpl=k, return_tokens=True)
             answer = client.post(path, body, timeout_s=timeout)
@@ -136,7 +160,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
         extra["logprobs"] = "after the engine's chain (post_sampling_probs)"
     elif ep.api == "openai":
         text = None if ep.prompt_ids else lm.decode(prompt_ids)
-        path, body = build_request(ep, prompt_ids, sampling, text, n_vocab=lm.vocab_size)
+        path, body = build_request(ep, prompt_ids, {**sampling, "seed": base}, text, n_vocab=lm.vocab_size)
         body.update(max_tokens=max_new_tokens, n=n, logprobs=1)
         try:
             seqs, retokenised = _sequences_openai(client.post(path, body, timeout_s=timeout), lm, eos)
@@ -150,6 +174,6 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
     else:
         raise ModelError(f"endpoint {ep.name!r}: whole samples from the engine are built for llama-server and "
                          f"OpenAI completions, not {ep.api!r}")
-    info = settings_json(lm, settings, n=n, max_new_tokens=max_new_tokens, seed_used=seed, **extra)
+    info = settings_json(lm, settings, n=n, max_new_tokens=max_new_tokens, seed_used=seed, request_seed=base, **extra)
     return GenerationResult("sample", seqs, len(prompt_ids), info, time.perf_counter() - t0,
                             steps=max((len(s) for s in seqs), default=0), done=True)

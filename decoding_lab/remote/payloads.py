@@ -104,6 +104,9 @@ def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None,
     if ep.api == "llama-server":
         body = {"prompt": prompt, "n_predict": 1, "n_probs": ep.top_n, "post_sampling_probs": post_sampling,
                 "cache_prompt": True, "stream": False, "samplers": list(LLAMA_CPP_SAMPLERS), "mirostat": 0,
+                # the raw-top-N request never samples on the backend (llama.cpp needs the logits for it):
+                # the post-sampling one must not either, or the two could pick differently
+                "backend_sampling": False,
                 "min_keep": 0, "temperature": s["temperature"], "dynatemp_range": s["dynatemp_range"],
                 "dynatemp_exponent": s["dynatemp_exponent"], "top_k": s["top_k"], "top_p": s["top_p"],  # top_k 0 = off
                 "min_p": s["min_p"], "typical_p": s["typical_p"], "top_n_sigma": s["top_n_sigma"],

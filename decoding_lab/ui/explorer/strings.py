@@ -34,17 +34,18 @@ EN: dict[str, str] = {
     "r_engine_none": "not reported",
     "r_text": "the context was sent as text and tokenised again by the server",
     "r_inexact": "Approximate on a server",
-    "r_inexact_v": "{stages}: these need the raw logits or the whole distribution, and a server reports only "
-                   "the top-N log-probabilities, so what they cut here may differ from what the engine cuts",
+    "r_inexact_v": "{stages}: a top-N report cannot redo these exactly (they need the raw logits, the whole "
+                   "distribution or the engine's own random draws), so what they cut here may differ from what the "
+                   "engine cuts",
     "r_kept": "What the engine's sampler kept",
     "engine_legend": "kept by the server's own sampler (its p)",
     "engine_hover": "the server's sampler kept it: p = {p} after its chain",
-    "r_kept_same": "{n} tokens, the same {n} as our chain kept; probabilities within {dp:.4f}",
+    "r_kept_same": "{n} tokens, the same {n} as our chain kept; probabilities within {dp}",
     "r_kept_greedy": "its top token only (T 0 keeps one), the token our chain picks",
     "r_kept_greedy_diff": "its top token {e}; our chain picks {o}",
     "r_kept_diff": "{n} tokens; our chain kept {m}. Only the engine kept: {a}. Only ours kept: {b}. "
                    "(The engine runs llama.cpp's order: pick the llama.cpp preset to compare like with like.)",
-    "r_kept_partial": "more than the {n} it lists; our chain's {n} most likely kept tokens are {verdict}",
+    "r_kept_partial": "at least the {n} it lists (it lists no more); our chain's {n} most likely kept tokens are {verdict}",
     "r_same": "the same", "r_different": "different", "r_none": "none",
     "branch_label": "{i}: from step {step}, +{n} tokens “{text}”",
     # the first minute
@@ -91,17 +92,17 @@ ZH: dict[str, str] = {
     "r_engine_none": "未报告",
     "r_text": "上下文以文本发送，由服务器重新切分为词元",
     "r_inexact": "在服务器上只是近似",
-    "r_inexact_v": "{stages}：它们需要原始 logits 或整个分布，而服务器只报告前 N 个对数概率，"
+    "r_inexact_v": "{stages}：前 N 个的报告无法精确重现它们（它们需要原始 logits、整个分布或引擎自己的随机抽取），"
                    "所以这里它们截掉的可能与引擎截掉的不同",
     "r_kept": "引擎的采样器保留了什么",
     "engine_legend": "服务器自己的采样器保留的（它的 p）",
     "engine_hover": "服务器的采样器保留了它：经过它的链后 p = {p}",
-    "r_kept_same": "{n} 个词元，与我们的链保留的 {n} 个相同；概率相差不超过 {dp:.4f}",
+    "r_kept_same": "{n} 个词元，与我们的链保留的 {n} 个相同；概率相差不超过 {dp}",
     "r_kept_greedy": "只有它的第一名（T 0 只保留一个），也就是我们的链选的词元",
     "r_kept_greedy_diff": "它的第一名是 {e}；我们的链选的是 {o}",
     "r_kept_diff": "{n} 个词元；我们的链保留了 {m} 个。只有引擎保留的：{a}。只有我们保留的：{b}。"
                    "（引擎按 llama.cpp 的顺序运行：选 llama.cpp 预设才是同等比较。）",
-    "r_kept_partial": "多于它列出的 {n} 个；我们的链保留的概率最高的 {n} 个与之{verdict}",
+    "r_kept_partial": "至少是它列出的 {n} 个（它最多列出这么多）；我们的链保留的概率最高的 {n} 个与之{verdict}",
     "r_same": "相同", "r_different": "不同", "r_none": "无",
     "branch_label": "{i}：从第 {step} 步起，+{n} 个词元 “{text}”",
     "onboard_md": "**如何阅读这个页面**  \n"

@@ -210,12 +210,13 @@ def kept_verdict(trace: Any, a: dict[str, Any], lang: str) -> str:
         if a["same_set"]:
             return tr("r_kept_greedy")
         engine = (trace.reported or {}).get("post_ids") or [None]
-        return tr("r_kept_greedy_diff", e=name(engine[0]) if engine[0] is not None else "—",
-                  o=name(trace.chosen_token_id))
+        ours = max(trace.top, key=lambda r: r.p_final).token_id if trace.top else trace.chosen_token_id
+        return tr("r_kept_greedy_diff", e=name(engine[0]) if engine[0] is not None else "—", o=name(ours))
     if not a["engine_lists_all"]:
         return tr("r_kept_partial", n=a["engine_kept"], verdict=tr("r_same" if a["same_set"] else "r_different"))
     if a["same_set"]:
-        return tr("r_kept_same", n=a["engine_kept"], dp=a["max_dp"])
+        dp = a["max_dp"] or 0.0
+        return tr("r_kept_same", n=a["engine_kept"], dp="< 0.0001" if dp < 1e-4 else f"{dp:.4f}")
     return tr("r_kept_diff", n=a["engine_kept"], m=a["ours_kept"], a=listed(a["only_engine"]), b=listed(a["only_ours"]))
 
 
