@@ -41,6 +41,7 @@ EN: dict[str, str] = {
     "engine_legend": "kept by the server's own sampler (its p)",
     "engine_hover": "the server's sampler kept it: p = {p} after its chain",
     "r_kept_same": "{n} tokens, the same {n} as our chain kept; probabilities within {dp}",
+    "r_kept_same4": "{n} tokens, the same {n} as our chain kept, with the same probabilities to 4 decimals",
     "r_kept_greedy": "its top token only (T 0 keeps one), the token our chain picks",
     "r_kept_greedy_diff": "its top token {e}; our chain picks {o}",
     "r_kept_diff": "{n} tokens; our chain kept {m}. Only the engine kept: {a}. Only ours kept: {b}. "
@@ -98,6 +99,7 @@ ZH: dict[str, str] = {
     "engine_legend": "服务器自己的采样器保留的（它的 p）",
     "engine_hover": "服务器的采样器保留了它：经过它的链后 p = {p}",
     "r_kept_same": "{n} 个词元，与我们的链保留的 {n} 个相同；概率相差不超过 {dp}",
+    "r_kept_same4": "{n} 个词元，与我们的链保留的 {n} 个相同，概率精确到小数点后 4 位也相同",
     "r_kept_greedy": "只有它的第一名（T 0 只保留一个），也就是我们的链选的词元",
     "r_kept_greedy_diff": "它的第一名是 {e}；我们的链选的是 {o}",
     "r_kept_diff": "{n} 个词元；我们的链保留了 {m} 个。只有引擎保留的：{a}。只有我们保留的：{b}。"

@@ -216,7 +216,9 @@ def kept_verdict(trace: Any, a: dict[str, Any], lang: str) -> str:
         return tr("r_kept_partial", n=a["engine_kept"], verdict=tr("r_same" if a["same_set"] else "r_different"))
     if a["same_set"]:
         dp = a["max_dp"] or 0.0
-        return tr("r_kept_same", n=a["engine_kept"], dp="< 0.0001" if dp < 1e-4 else f"{dp:.4f}")
+        if dp < 5e-5:  # rounds to 0.0000
+            return tr("r_kept_same4", n=a["engine_kept"])
+        return tr("r_kept_same", n=a["engine_kept"], dp=f"{dp:.4f}")
     return tr("r_kept_diff", n=a["engine_kept"], m=a["ours_kept"], a=listed(a["only_engine"]), b=listed(a["only_ours"]))
 
 

@@ -1,0 +1,49 @@
+"""The numbers-table sentence that sets a server's kept tokens beside ours, on hand-built traces,
+in both languages: same set, same to 4 decimals, different, a full list, greedy."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from decoding_lab.ui.explorer.views import kept_verdict, reported_rows
+
+
+def trace(post_ids=(1, 2), agreement=None, **rep):
+    rows = [SimpleNamespace(token_id=i, token=t, p_final=p) for i, t, p in ((1, " Paris", 0.7), (2, " Lyon", 0.3),
+                                                                          (3, " Nice", 0.0))]
+    reported = {"ids": [1, 2, 3], "n_vocab": 100, "tail_mass": 0.1, "chosen_id": 1, "exact": [], "post_ids": list(post_ids),
+                "post_probs": [0.7, 0.3][:len(post_ids)], "agreement": agreement, **rep}
+    return SimpleNamespace(top=rows, reported=reported, chosen_token_id=1)
+
+
+def agreement(**kw):
+    return {"engine_kept": 2, "engine_lists_all": True, "ours_kept": 2, "greedy": False, "only_engine": [],
+            "only_ours": [], "max_dp": 0.0, "same_set": True, **kw}
+
+
+@pytest.mark.parametrize("lang, same4, same, differ, partial, greedy", [
+    ("en", "the same 2 as our chain kept, with the same probabilities to 4 decimals", "probabilities within 0.0123",
+     "Only the engine kept: `␣Nice`", "at least the 20 it lists", "its top token only (T 0 keeps one)"),
+    ("zh", "与我们的链保留的 2 个相同，概率精确到小数点后 4 位也相同", "概率相差不超过 0.0123",
+     "只有引擎保留的：`␣Nice`", "至少是它列出的 20 个", "只有它的第一名（T 0 只保留一个）"),
+])
+def test_the_kept_sentence_says_what_the_comparison_found(lang, same4, same, differ, partial, greedy):
+    t = trace()
+    assert same4 in kept_verdict(t, agreement(), lang)
+    assert same in kept_verdict(t, agreement(max_dp=0.0123), lang)
+    assert differ in kept_verdict(t, agreement(same_set=False, only_engine=[3], only_ours=[2]), lang)
+    assert partial in kept_verdict(t, agreement(engine_kept=20, engine_lists_all=False), lang)
+    assert greedy in kept_verdict(t, agreement(greedy=True), lang)
+    # greedy, different: names the engine's top token and ours (the argmax of our final p, not a forced pick)
+    text = kept_verdict(trace(post_ids=(2,)), agreement(greedy=True, same_set=False), lang)
+    assert "`␣Lyon`" in text and "`␣Paris`" in text
+
+
+def test_the_rows_appear_only_with_a_report_and_name_approximate_stages():
+    t = trace(agreement=agreement(), inexact=["repetition-penalty"])
+    rows = "\n".join(reported_rows(t, "en"))
+    assert "| What the engine's sampler kept |" in rows and "| Approximate on a server | repetition-penalty:" in rows
+    assert reported_rows(SimpleNamespace(reported=None), "en") == []
+    assert "引擎的采样器保留了什么" in "\n".join(reported_rows(t, "zh"))
