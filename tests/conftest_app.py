@@ -201,6 +201,23 @@ def loopback_endpoints(url: str) -> str:
                         "retries": 0} for name, ids in (("loop", False), ("loop-ids", True))])
 
 
+@contextlib.contextmanager
+def configured_endpoints(text: str) -> Iterator[None]:
+    """``DECODING_LAB_ENDPOINTS`` set to ``text`` for the block, then as it was."""
+    import os
+
+    from decoding_lab.remote.config import ENV
+    before = os.environ.get(ENV)
+    os.environ[ENV] = text
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+
+
 def llama_server_endpoints(url: str) -> str:
     """``DECODING_LAB_ENDPOINTS`` for llama.cpp's loopback ``llama-server``: ``llama`` (native
     ``/completion``, the context as token ids, raw and post-sampling top-20)."""

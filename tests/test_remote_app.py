@@ -5,31 +5,22 @@ what the engine's own sampler kept beside what ours kept. The server is llama.cp
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import ValidationError
 
-from conftest_app import SHOTS, chromium, explorer_args, llama_server_endpoints, loopback_llama_server, open_page, running_app
-from decoding_lab.remote.config import ENV
+from conftest_app import (SHOTS, chromium, configured_endpoints, explorer_args, llama_server_endpoints,
+                          loopback_llama_server, open_page, running_app)
 
 pytestmark = pytest.mark.real
 
 
 @pytest.fixture(scope="module")
 def app():
-    with loopback_llama_server() as url:
-        before = os.environ.get(ENV)
-        os.environ[ENV] = llama_server_endpoints(url)   # read when the page is built and at each request
-        try:
-            with running_app() as (demo, app_url):
-                yield demo, Client(app_url, verbose=False), app_url
-        finally:
-            if before is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = before
+    # the endpoints are read when the page is built and at each request
+    with loopback_llama_server() as url, configured_endpoints(llama_server_endpoints(url)):
+        with running_app() as (demo, app_url):
+            yield demo, Client(app_url, verbose=False), app_url
 
 
 def choices_of(demo, elem_id: str) -> list:

@@ -14,19 +14,17 @@ top-N after its sampler chain. The three checks:
 from __future__ import annotations
 
 import math
-import os
 
 import httpx
 import pytest
 import torch
 
-from conftest_app import llama_server_endpoints, loopback_llama_server
+from conftest_app import configured_endpoints, llama_server_endpoints, loopback_llama_server
 from decoding_lab.chain import run_chain
 from decoding_lab.forward import forward, new_cache
 from decoding_lab.models import get_model
 from decoding_lab.remote.agreement import engine_agreement
 from decoding_lab.remote.backend import load_remote
-from decoding_lab.remote.config import ENV
 from decoding_lab.remote.payloads import sampling_from_settings
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History
@@ -44,15 +42,8 @@ def server_url():
 
 @pytest.fixture(scope="module")
 def remote(server_url):
-    before = os.environ.get(ENV)
-    os.environ[ENV] = llama_server_endpoints(server_url)
-    try:
+    with configured_endpoints(llama_server_endpoints(server_url)):
         yield load_remote("remote:llama")
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before
 
 
 @pytest.fixture(scope="module")

@@ -8,18 +8,15 @@ token always lies in the set our llama.cpp preset keeps on the filled logits.
 
 from __future__ import annotations
 
-import os
-
 import httpx
 import pytest
 import torch
 
-from conftest_app import loopback_endpoints, loopback_llama_cpp_python_server
+from conftest_app import configured_endpoints, loopback_endpoints, loopback_llama_cpp_python_server
 from decoding_lab.chain import run_chain
 from decoding_lab.forward import forward, new_cache
 from decoding_lab.models import ModelError, get_model
 from decoding_lab.remote.backend import load_remote
-from decoding_lab.remote.config import ENV
 from decoding_lab.remote.payloads import sampling_from_settings
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History
@@ -37,15 +34,8 @@ def server_url():
 
 @pytest.fixture(scope="module")
 def remote(server_url):
-    before = os.environ.get(ENV)
-    os.environ[ENV] = loopback_endpoints(server_url)
-    try:
+    with configured_endpoints(loopback_endpoints(server_url)):
         yield load_remote("remote:loop")
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before
 
 
 @pytest.fixture(scope="module")
