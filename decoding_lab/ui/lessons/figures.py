@@ -42,9 +42,15 @@ def experiment_figure(exp: Experiment, run: dict[str, Any], lang: str, lg: str, 
     else:
         return go.Figure()
     size = font_size(teacher)
-    fig.update_layout(font={"size": size}, height=460 if teacher else 340,
+    # a long legend takes its rows from the plot (on a phone one entry a row): give them room
+    entries = sum(1 for t in fig.data if t.name and t.showlegend is not False)
+    extra = max(0, entries - 4) * (2 * size)
+    fig.update_layout(font={"size": size}, height=(460 if teacher else 340) + extra,
                       margin={"l": 60, "r": 20, "t": 30, "b": 60}, bargap=0.25,
-                      legend={"orientation": "h", "y": -0.22 if teacher else -0.25, "font": {"size": size}})
+                      # under the chart, anchored to the figure's bottom edge (not the plot's), so it never
+                      # meets the x axis title, whatever the tick labels' height
+                      legend={"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom",
+                              "x": 0.0, "xanchor": "left", "font": {"size": size}})
     fig.update_xaxes(tickfont={"size": size})
     fig.update_yaxes(tickfont={"size": size})
     if fig.layout.title.text:                       # a picture's own title: a little under the text size
