@@ -121,3 +121,21 @@ def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
     small = page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.font.size")
     assert small < 20            # the same run, redrawn at ordinary size
     ctx.close()
+
+
+def test_a_typed_prediction_is_large_in_teacher_mode(big):
+    """Lesson 5's number guess: the box a teacher types into is as large as the text around it."""
+    page = big
+    set_teacher(page, False)
+    les = LESSONS[5]
+    exp = next(e for e in les.experiments if e.id == "four-shapes")
+    page.get_by_text(f"5. {les.title['en']}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['en']!r})")
+    set_teacher(page, True)
+    page.click("#lesson-text")
+    for _ in range(exp.screen - 1):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#lesson-guess-number input", state="visible")
+    assert px(page, "#lesson-guess-number input") >= 24
+    set_teacher(page, False)
+    assert px(page, "#lesson-guess-number input") < 20
