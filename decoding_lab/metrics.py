@@ -26,6 +26,7 @@ Worked example::
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
 from decoding_lab.stages import SettingsError
@@ -82,8 +83,9 @@ def distinct_n(outputs: Units | Sequence[Units], n: int = 2) -> float:
 
 
 def mean_logprob(logprobs: Sequence[float]) -> float | None:
-    """Mean of the per-token log-probabilities; ``None`` for an empty output."""
-    values = [float(x) for x in logprobs]
+    """Mean of the per-token log-probabilities; ``None`` for an empty output. A NaN entry (a
+    token a server reported no probability for) is left out."""
+    values = [float(x) for x in logprobs if not math.isnan(float(x))]
     return sum(values) / len(values) if values else None
 
 

@@ -61,14 +61,31 @@ def test_an_unconfigured_server_is_refused_by_name(app):
 
 
 def test_compare_runs_a_served_model_column_by_column(app):
-    """A greedy and a sampled column on the server: each runs one sequence (the server is asked one
-    token at a time), side by side in the table like any model's."""
+    """A greedy and a sampled column on the server, side by side in the table like any model's:
+    the greedy column is ours, one token per request (with each step's entropy); the sampled one is
+    the server's own sample, drawn whole in one request with the column's seed, so it is exactly
+    what asking the engine directly gives, and the column says who drew it."""
+    import html
+    import json
+
+    from decoding_lab.models import get_model
+    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.settings import SamplingSettings
     _, client, _ = app
-    args = {"model": "remote:llama", "prompt": "Say hello.", "ncols": 2, "max_new_tokens": 4, "c0_strategy": "greedy",
+    args = {"model": "remote:llama", "prompt": "Say hello.", "ncols": 2, "max_new_tokens": 12, "c0_strategy": "greedy",
             "c1_strategy": "sample", "c1_temperature": 0.9, "c1_top_p": 0.9, "c1_seed": 3}
-    *outs, _entropy, table = client.submit(**args, api_name="/compare_run").result(timeout=300)
-    assert len(table["data"]) == 2 and all(1 <= row[1] <= 4 for row in table["data"])
+    *outs, entropy, table = client.submit(**args, api_name="/compare_run").result(timeout=300)
+    assert len(table["data"]) == 2 and all(1 <= row[1] <= 12 for row in table["data"])
     assert "greedy" in outs[0] and "T=0.9" in outs[1]
+    assert "cmp-note" not in outs[0] and "Drawn by the server's own sampler (llama, llama-server)" in outs[1]
+    lm = get_model("remote:llama")
+    direct = engine_samples(lm, lm.encode_prompt("Say hello.", True),
+                            SamplingSettings(temperature=0.9, top_p=0.9, seed=3, order="transformers"), 1, 12)
+    text = outs[1].split("<div class='cmp-text'>")[1].split("</div>")[0]
+    assert direct.text and text == html.escape(direct.text).replace("\n", "<br>")
+    # the entropy plot has the greedy column's line only: a whole sample reports no distributions
+    names = [tr.get("name") for tr in json.loads(entropy["plot"])["data"]]
+    assert names == ["1: greedy"]
 
 
 def test_a_sampled_step_sets_the_engines_kept_tokens_beside_ours(app):
@@ -108,3 +125,29 @@ def test_the_chart_marks_what_the_engine_kept(app):
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / "explorer_llama_server.png"), full_page=True)
         assert page.locator("#dist-chart .scatterlayer .point").count() == 10
+
+
+@pytest.mark.browser
+def test_compare_says_which_column_the_server_drew(app):
+    """A person picks the served model on Compare and runs the starting columns (greedy, beam,
+    sampling) with beam set to greedy: the sampled column reads "Drawn by the server's own
+    sampler", the greedy one does not, and the entropy plot has the greedy column's line."""
+    _, _, url = app
+    with chromium() as browser:
+        page = open_page(browser.new_page(viewport={"width": 1440, "height": 1000}), url, tab="compare")
+        page.click("#cmp-model input")
+        page.get_by_role("option", name="remote:llama").click()
+        page.wait_for_function("document.querySelector('#cmp-model input').value === 'remote:llama'")
+        page.locator("#cmp1-strategy").get_by_text("greedy", exact=True).click()  # beam refuses a server
+        page.fill("#cmp-max-new input[type=number]", "24")
+        page.press("#cmp-max-new input[type=number]", "Enter")
+        page.click("#cmp-run")
+        note = page.locator(".cmp-note", has_text="Drawn by the server's own sampler")
+        note.wait_for(timeout=120_000)
+        assert note.count() == 1
+        page.locator("#cmp-table", has_text="3:").wait_for(timeout=120_000)
+        outs = page.locator(".cmp-out")
+        assert "Drawn by the server" not in outs.nth(0).inner_text()
+        assert "Drawn by the server" in outs.nth(2).inner_text()
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "compare_llama_server.png"), full_page=True)

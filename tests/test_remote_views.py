@@ -47,3 +47,37 @@ def test_the_rows_appear_only_with_a_report_and_name_approximate_stages():
     assert "| What the engine's sampler kept |" in rows and "| Approximate on a server | repetition-penalty:" in rows
     assert reported_rows(SimpleNamespace(reported=None), "en") == []
     assert "引擎的采样器保留了什么" in "\n".join(reported_rows(t, "zh"))
+
+
+def engine_result(done=True, logprobs="after the engine's chain (post_sampling_probs)", lps=(-0.5, float("nan"))):
+    from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
+    seq = GeneratedSequence([5, 6], "Hi there", sum(x for x in lps if x == x), list(lps), False)
+    info = {"sampler": "llama-server server's own (llama)", "endpoint": "llama", "api": "llama-server",
+            "logprobs": logprobs}
+    return GenerationResult("sample", [seq], 3, info, 0.1, steps=2, done=done)
+
+
+@pytest.mark.parametrize("lang, drawn, after, reported, waiting", [
+    ("en", "Drawn by the server's own sampler (llama, llama-server)", "after the engine's chain",
+     "as the server reports them", "Asking the server (llama) for the whole sample"),
+    ("zh", "由服务器自己的采样器抽取（llama，llama-server）", "经过引擎采样链之后的值", "服务器报告的值", "正在向服务器（llama）请求整段样本"),
+])
+def test_a_compare_column_the_server_drew_says_so(lang, drawn, after, reported, waiting):
+    from decoding_lab.ui.compare.views import engine_note, output_html
+    note = output_html("2: T=0.9", engine_result(), lang)
+    assert drawn in note and after in note and reported not in note
+    assert reported in engine_note(engine_result(logprobs="as the server reports them"), lang)
+    assert waiting in engine_note(engine_result(done=False), lang)
+    # a column decoded here has no such note
+    plain = engine_result()
+    plain.settings = {"temperature": 0.9}
+    assert engine_note(plain, lang) == "" and "cmp-note" not in output_html("2", plain, lang)
+
+
+def test_a_column_without_entropies_draws_no_line_and_its_mean_skips_unreported_tokens():
+    from decoding_lab.ui.compare.views import entropy_figure, metrics_row
+    from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
+    ours = GenerationResult("greedy", [GeneratedSequence([1], "a", -1.0, [-1.0], False, [2.0])], 3, {}, 0.1)
+    fig = entropy_figure([("1: greedy", ours), ("2: T=0.9", engine_result())], "en")
+    assert [tr.name for tr in fig.data] == ["1: greedy"]
+    assert metrics_row(engine_result().best)["mean_lp"] == -0.5   # the NaN (unreported) token is left out

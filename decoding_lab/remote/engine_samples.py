@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from typing import Any, Callable, Iterator
 
 from decoding_lab import limits
 from decoding_lab.models import ModelError
@@ -40,7 +41,7 @@ from decoding_lab.remote.shapes import _TOKEN_ID_KEY
 from decoding_lab.strategies.common import eos_set, settings_json
 from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
 
-__all__ = ["engine_samples", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
+__all__ = ["engine_samples", "iter_engine_sample", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
 
 #: Time allowed per requested token, on top of the endpoint's ``timeout_s`` (a 7B model on a
 #: busy server writes tens of tokens a second; this only bounds a server that hangs).
@@ -140,7 +141,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
     timeout = min(_MAX_REQUEST_S, ep.timeout_s + SECONDS_PER_TOKEN * max_new_tokens)
     t0 = time.perf_counter()
     seqs: list[GeneratedSequence] = []
-    extra: dict[str, Any] = {"sampler": f"{ep.api} server's own ({ep.name})"}
+    extra: dict[str, Any] = {"sampler": f"{ep.api} server's own ({ep.name})", "endpoint": ep.name, "api": ep.api}
     if ep.api == "llama-server":
         per_request = min(n, _slots(client))
         while len(seqs) < n:  # at most ceil(n / slots) requests, each with the next seed
@@ -177,3 +178,32 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
     info = settings_json(lm, settings, n=n, max_new_tokens=max_new_tokens, seed_used=seed, request_seed=base, **extra)
     return GenerationResult("sample", seqs, len(prompt_ids), info, time.perf_counter() - t0,
                             steps=max((len(s) for s in seqs), default=0), done=True)
+
+
+def iter_engine_sample(lm: Any, prompt_ids: list[int], settings: Any, max_new_tokens: int,
+                       poll_s: float = 0.1) -> Iterator[GenerationResult]:
+    """One whole sample drawn by the server (``engine_samples`` with n = 1), as the snapshots an
+    ``iter_*`` strategy yields: while the request is out, an empty running snapshot every
+    ``poll_s`` seconds (so a caller stepping several columns in turn keeps the others moving), then
+    the result, ``done``. The limits are checked when this is called; a failed request raises
+    from the generator, as a failed step would."""
+    max_new_tokens = limits.check_new_tokens(max_new_tokens)
+    ep = lm.model.endpoint
+    waiting = GenerationResult("sample", [GeneratedSequence([], "", 0.0, [], False)], len(prompt_ids),
+                               {"sampler": f"{ep.api} server's own ({ep.name})", "endpoint": ep.name, "api": ep.api},
+                               0.0, steps=0, done=False)
+
+    def run() -> Iterator[GenerationResult]:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"engine-{ep.name}")
+        try:
+            # the request's own time limit bounds this wait (engine_samples: timeout per token)
+            future = pool.submit(engine_samples, lm, prompt_ids, settings, 1, max_new_tokens)
+            while True:
+                try:
+                    yield future.result(timeout=poll_s)
+                    return
+                except FutureTimeout:
+                    yield waiting
+        finally:
+            pool.shutdown(wait=False)
+    return run()

@@ -1,6 +1,8 @@
 """Compare tab, events: a ``CompareRequest`` built once from the named inputs; the greedy and
 sampling columns as one batch (``strategies.columns.iter_columns``; one batch per column on a
-backend that runs one sequence at a time) and each beam column as its own (``iter_beam``), interleaved one step each so all columns grow together (Stop cancels the
+backend that runs one sequence at a time; on a served model, a sampled column is the server's own
+whole sample, ``remote.engine_samples.iter_engine_sample``) and each beam column as its own
+(``iter_beam``), interleaved one step each so all columns grow together (Stop cancels the
 run); the export, "send to the Explorer", and a lesson's preset filled into the columns."""
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common.controls import model_names
 from decoding_lab.ui.common.validate import Check, choice_check, number_check, param_check, validator, watch
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
+
+
+def _seeded(settings: Any) -> Any:
+    """``settings`` with a seed: a column left unseeded draws a fresh one, as ``iter_sample`` does."""
+    import secrets
+    return settings if settings.seed is not None else settings.replace(seed=secrets.randbelow(1 << 20))
 
 
 def render(p: SimpleNamespace, lang: str, results: views.Results, ncols: int) -> dict[Any, Any]:
@@ -102,6 +110,15 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
         # of them); each beam column is a batch of its own. Each source is stepped in turn.
         batched = [i for i, c in enumerate(req.columns) if c.strategy in ROW_STRATEGIES]
         sources: list[tuple[list[int], Any]] = []
+        if getattr(lm, "source", "") == "remote":
+            # A served model's sampled column is the engine's own sample, drawn whole in one request
+            # (what a deployment gets); its greedy column stays ours, one token per request over the
+            # server's top-N (the argmax is exact there, and it keeps each step's entropy).
+            from decoding_lab.remote.engine_samples import iter_engine_sample
+            drawn = [i for i in batched if req.columns[i].strategy == "sample"]
+            batched = [i for i in batched if i not in drawn]
+            sources += [([i], iter_engine_sample(lm, ids, _seeded(req.columns[i].settings), req.max_new_tokens))
+                        for i in drawn]
         # A backend that runs one sequence per cache (llama.cpp's, a server's) gets one batch per column.
         for group in ([[i] for i in batched] if one_sequence(lm.model) else [batched] if batched else []):
             sources.append((group, iter_columns(lm, ids, [(req.columns[i].strategy, req.columns[i].settings)

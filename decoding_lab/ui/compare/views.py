@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.compare.strings import tr
 
 TABLE_KEYS = ("col_setting", "col_len", "col_mean_lp", "col_rep4", "col_distinct1", "col_distinct2")
 
@@ -58,7 +59,23 @@ def output_html(label: str, result: Any, lang: str) -> str:
     text = html.escape(seq.text).replace("\n", "<br>")
     tail = "" if result.done else " <span class='cmp-cursor'>▌</span>"
     return (f"<div class='cmp-out'><div class='cmp-label'>{html.escape(label)}</div>"
-            f"<div class='cmp-text'>{text}{tail}</div><div class='cmp-stats'>{stats}</div></div>")
+            f"<div class='cmp-text'>{text}{tail}</div><div class='cmp-stats'>{stats}</div>"
+            f"{engine_note(result, lang)}</div>")
+
+
+def engine_note(result: Any, lang: str) -> str:
+    """Under a column a server drew itself (``remote.engine_samples``): who drew it and what its
+    log-probabilities are; empty for a column decoded here."""
+    info = result.settings if isinstance(result.settings, dict) else {}
+    if "endpoint" not in info:
+        return ""
+    names = {"endpoint": str(info["endpoint"]), "api": str(info.get("api", ""))}
+    if not result.done:
+        text = tr(lang, "engine_waiting").format(**names)
+    else:
+        lp = tr(lang, "lp_after_chain" if str(info.get("logprobs", "")).startswith("after") else "lp_as_reported")
+        text = tr(lang, "engine_drawn").format(logprobs=lp, **names)
+    return f"<div class='cmp-note'>{html.escape(text, quote=False)}</div>"
 
 
 def outputs_html(results: Results, ncols: int, n_outputs: int, lang: str) -> list[str]:
@@ -76,7 +93,8 @@ def _started(results: Results) -> list[tuple[str, Any]]:
 
 def entropy_figure(results: Results, lang: str) -> go.Figure:
     """One line per column: the entropy of the model's raw distribution at every step."""
-    series = [(label, r.best.entropies) for label, r in _started(results)]
+    # a column the server drew whole has no entropies (it reports only the picked tokens)
+    series = [(label, r.best.entropies) for label, r in _started(results) if r.best.entropies]
     return plots.entropy_traces(series, lang) if series else plots.empty_figure(lang, "cmp_waiting", 260)
 
 
