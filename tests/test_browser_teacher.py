@@ -90,12 +90,7 @@ def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
     if lang != "en":
         page.click(f"#lang-radio input[value='{lang}']")
         page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({LESSONS[1].title[lang]!r})")
-    page.get_by_text(f"6. {les.title[lang]}", exact=False).first.click()
-    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title[lang]!r})")
-    set_teacher(page, True)
-    page.click("#lesson-text")
-    for _ in range(exp.screen - 1):
-        page.keyboard.press("ArrowRight")
+    open_screen_in_teacher_mode(page, 6, les, exp.screen, lang)
     page.wait_for_selector("#lesson-run", state="visible")
     page.click("#lesson-run")               # no prediction yet: the run is refused, with a note
     page.wait_for_function("document.querySelector('#lesson-result').innerText.length > 5")
@@ -123,18 +118,23 @@ def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
     ctx.close()
 
 
+def open_screen_in_teacher_mode(page, number: int, les, screen: int, lang: str = "en") -> None:
+    """Pick lesson ``number`` from the list, turn teacher mode on and page to ``screen`` with the keys."""
+    page.get_by_text(f"{number}. {les.title[lang]}", exact=False).first.click()
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title[lang]!r})")
+    set_teacher(page, True)
+    page.click("#lesson-text")
+    for _ in range(screen - 1):
+        page.keyboard.press("ArrowRight")
+
+
 def test_a_typed_prediction_is_large_in_teacher_mode(big):
     """Lesson 5's number guess: the box a teacher types into is as large as the text around it."""
     page = big
     set_teacher(page, False)
     les = LESSONS[5]
     exp = next(e for e in les.experiments if e.id == "four-shapes")
-    page.get_by_text(f"5. {les.title['en']}", exact=False).first.click()
-    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['en']!r})")
-    set_teacher(page, True)
-    page.click("#lesson-text")
-    for _ in range(exp.screen - 1):
-        page.keyboard.press("ArrowRight")
+    open_screen_in_teacher_mode(page, 5, les, exp.screen)
     page.wait_for_selector("#lesson-guess-number input", state="visible")
     assert px(page, "#lesson-guess-number input") >= 24
     set_teacher(page, False)
