@@ -15,6 +15,7 @@ from decoding_lab.remote.backend import fill_logits
 from decoding_lab.remote.payloads import build_request, neutral_sampling
 from decoding_lab.remote.config import parse_endpoints
 from decoding_lab.remote.shapes import parse, resolve_texts, text_index
+from decoding_lab.stages import SettingsError
 
 DATA = Path(__file__).parent / "data" / "remote"
 FILES = sorted(DATA.glob("*.json"))
@@ -242,3 +243,40 @@ def test_a_token_without_a_reported_probability_is_nan_not_a_shift():
                                decode=lambda ids: "", eos={2})
     assert seq.logprobs[0] == pytest.approx(math.log(0.5)) and math.isnan(seq.logprobs[1])
     assert seq.logprobs[2] == pytest.approx(math.log(0.25)) and seq.score == pytest.approx(math.log(0.125))
+
+
+class _SlowClient(_FakeClient):
+    """A fake server that takes ``delay`` seconds to answer."""
+
+    def __init__(self, delay, *bodies):
+        super().__init__(*bodies)
+        self.delay = delay
+
+    def post(self, path, payload, **kw):
+        import time
+        time.sleep(self.delay)
+        return super().post(path, payload, **kw)
+
+
+def test_a_whole_sample_streams_waiting_snapshots_until_the_server_answers():
+    """Compare steps its columns in turn: while the server writes, the engine column yields empty
+    running snapshots instead of holding the others; then the server's sample, done; a failed
+    request raises from the generator."""
+    from decoding_lab.remote.engine_samples import draws_whole_samples, iter_engine_sample
+    from decoding_lab.settings import SamplingSettings
+    body = [{"index": 0, "tokens": [5, 6], "stop_type": "limit",
+             "completion_probabilities": [{"id": 5, "prob": 0.5}, {"id": 6, "prob": 0.25}]}]
+    lm = _served("llama-server", _SlowClient(0.5, body))
+    lm.source = "remote"
+    snaps = list(iter_engine_sample(lm, [1], SamplingSettings(temperature=1.0, seed=1), 2, poll_s=0.05))
+    assert len(snaps) >= 3 and all(not s.done and s.text == "" for s in snaps[:-1])
+    assert snaps[-1].done and snaps[-1].text == "ab" and snaps[-1].settings["endpoint"] == "e"
+    assert draws_whole_samples(lm)
+    with pytest.raises(ModelError, match="asked for 1 completions, got 0"):
+        list(iter_engine_sample(_served("llama-server", _FakeClient([])), [1], SamplingSettings(), 2))
+    with pytest.raises(SettingsError):   # the limits are checked when called, before any request
+        iter_engine_sample(lm, [1], SamplingSettings(), 10 ** 9)
+    # SGLang's native route gives no whole samples here: Compare steps it token by token instead
+    sglang = _served("sglang", _FakeClient())
+    sglang.source = "remote"
+    assert not draws_whole_samples(sglang)

@@ -41,7 +41,7 @@ from decoding_lab.remote.shapes import _TOKEN_ID_KEY
 from decoding_lab.strategies.common import eos_set, settings_json
 from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
 
-__all__ = ["engine_samples", "iter_engine_sample", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
+__all__ = ["engine_samples", "iter_engine_sample", "draws_whole_samples", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
 
 #: Time allowed per requested token, on top of the endpoint's ``timeout_s`` (a 7B model on a
 #: busy server writes tens of tokens a second; this only bounds a server that hangs).
@@ -49,6 +49,13 @@ SECONDS_PER_TOKEN = 0.5
 #: Request seeds per settings seed (more than any ``n`` the limits allow).
 SEED_BLOCK = 1 << 12
 _MAX_REQUEST_S = 900.0
+#: The APIs whose whole samples are read here (SGLang's native /generate is not: use its OpenAI route).
+WHOLE_SAMPLE_APIS = ("llama-server", "openai")
+
+
+def draws_whole_samples(lm: Any) -> bool:
+    """True for a served model whose server can be asked for whole samples (``engine_samples``)."""
+    return getattr(lm, "source", "") == "remote" and lm.model.endpoint.api in WHOLE_SAMPLE_APIS
 
 
 def _fail(ep: Any, what: str) -> ModelError:

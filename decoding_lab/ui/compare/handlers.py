@@ -110,11 +110,11 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
         # of them); each beam column is a batch of its own. Each source is stepped in turn.
         batched = [i for i, c in enumerate(req.columns) if c.strategy in ROW_STRATEGIES]
         sources: list[tuple[list[int], Any]] = []
-        if getattr(lm, "source", "") == "remote":
+        from decoding_lab.remote.engine_samples import draws_whole_samples, iter_engine_sample
+        if draws_whole_samples(lm):
             # A served model's sampled column is the engine's own sample, drawn whole in one request
             # (what a deployment gets); its greedy column stays ours, one token per request over the
             # server's top-N (the argmax is exact there, and it keeps each step's entropy).
-            from decoding_lab.remote.engine_samples import iter_engine_sample
             drawn = [i for i in batched if req.columns[i].strategy == "sample"]
             batched = [i for i in batched if i not in drawn]
             sources += [([i], iter_engine_sample(lm, ids, _seeded(req.columns[i].settings), req.max_new_tokens))
