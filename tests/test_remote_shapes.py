@@ -203,6 +203,7 @@ def test_engine_samples_read_openai_choices_with_ids_or_text():
     first, second = res.sequences
     assert (first.token_ids, first.text, first.finished, first.score) == ([5, 6, 2], "ab", True, pytest.approx(-0.6))
     assert (second.token_ids, second.finished) == ([6], False) and "token_ids" not in res.settings
+    assert res.settings["logprobs_after_chain"] is False and res.settings["endpoint"] == "e"
     path, body, kw = client.sent[0]
     assert path == "/v1/completions" and body["n"] == 2 and body["max_tokens"] == 8 and body["logprobs"] == 1
     assert body["prompt"] == [1, 2] and body["seed"] == 4 * 4096 and kw["timeout_s"] > 30
@@ -224,6 +225,7 @@ def test_engine_samples_split_n_over_llama_servers_slots_and_refuse_a_short_answ
     # "eos": the server's last id is its end token, whatever our tokenizer's list says; the text leaves it out
     assert [s.token_ids for s in res.sequences] == [[5, 2], [6, 6], [5]]
     assert [s.finished for s in res.sequences] == [True, False, True] and res.sequences[2].text == ""
+    assert res.settings["logprobs_after_chain"] is True
     # two slots: 2 + 1 completions, seeds from this settings seed's own block (10 * 4096 …)
     assert [(b["n_cmpl"], b["seed"]) for _, b, _ in client.sent] == [(2, 40960), (1, 40962)]
     assert all(b["post_sampling_probs"] and b["return_tokens"] and b["n_predict"] == 2 for _, b, _ in client.sent)

@@ -49,11 +49,11 @@ def test_the_rows_appear_only_with_a_report_and_name_approximate_stages():
     assert "引擎的采样器保留了什么" in "\n".join(reported_rows(t, "zh"))
 
 
-def engine_result(done=True, logprobs="after the engine's chain (post_sampling_probs)", lps=(-0.5, float("nan"))):
+def engine_result(done=True, after_chain=True, lps=(-0.5, float("nan"))):
     from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
     seq = GeneratedSequence([5, 6], "Hi there", sum(x for x in lps if x == x), list(lps), False)
     info = {"sampler": "llama-server server's own (llama)", "endpoint": "llama", "api": "llama-server",
-            "logprobs": logprobs}
+            "logprobs_after_chain": after_chain}
     return GenerationResult("sample", [seq], 3, info, 0.1, steps=2, done=done)
 
 
@@ -66,7 +66,7 @@ def test_a_compare_column_the_server_drew_says_so(lang, drawn, after, reported, 
     from decoding_lab.ui.compare.views import engine_note, output_html
     note = output_html("2: T=0.9", engine_result(), lang)
     assert drawn in note and after in note and reported not in note
-    assert reported in engine_note(engine_result(logprobs="as the server reports them"), lang)
+    assert reported in engine_note(engine_result(after_chain=False), lang)
     assert waiting in engine_note(engine_result(done=False), lang)
     # a column decoded here has no such note
     plain = engine_result()

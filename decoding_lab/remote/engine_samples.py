@@ -58,6 +58,11 @@ def draws_whole_samples(lm: Any) -> bool:
     return getattr(lm, "source", "") == "remote" and lm.model.endpoint.api in WHOLE_SAMPLE_APIS
 
 
+def _engine_info(ep: Any) -> dict[str, Any]:
+    """Who draws the samples, as a result's settings name it (a view reads ``endpoint``)."""
+    return {"sampler": f"{ep.api} server's own ({ep.name})", "endpoint": ep.name, "api": ep.api}
+
+
 def _fail(ep: Any, what: str) -> ModelError:
     return ModelError(f"endpoint {ep.name!r}: unexpected answer to a sampling request: {what}")
 
@@ -148,7 +153,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
     timeout = min(_MAX_REQUEST_S, ep.timeout_s + SECONDS_PER_TOKEN * max_new_tokens)
     t0 = time.perf_counter()
     seqs: list[GeneratedSequence] = []
-    extra: dict[str, Any] = {"sampler": f"{ep.api} server's own ({ep.name})", "endpoint": ep.name, "api": ep.api}
+    extra = _engine_info(ep)
     if ep.api == "llama-server":
         per_request = min(n, _slots(client))
         while len(seqs) < n:  # at most ceil(n / slots) requests, each with the next seed
@@ -165,7 +170,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
                          sorted(results, key=lambda r: r.get("index", 0) if isinstance(r, dict) else 0)]
             except (ModelError, TypeError, ValueError) as e:
                 raise _fail(ep, str(e)) from None
-        extra["logprobs"] = "after the engine's chain (post_sampling_probs)"
+        extra.update(logprobs="after the engine's chain (post_sampling_probs)", logprobs_after_chain=True)
     elif ep.api == "openai":
         text = None if ep.prompt_ids else lm.decode(prompt_ids)
         path, body = build_request(ep, prompt_ids, {**sampling, "seed": base}, text, n_vocab=lm.vocab_size)
@@ -176,7 +181,8 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
             raise _fail(ep, str(e)) from None
         if len(seqs) != n:
             raise _fail(ep, f"asked for {n} choices, got {len(seqs)} (does this server take 'n'?)")
-        extra["logprobs"] = "as the server reports them (vLLM: the raw model's by default)"
+        extra.update(logprobs="as the server reports them (vLLM: the raw model's by default)",
+                     logprobs_after_chain=False)
         if retokenised:
             extra["token_ids"] = "the server gave text only: its text was tokenised again"
     else:
@@ -197,8 +203,7 @@ def iter_engine_sample(lm: Any, prompt_ids: list[int], settings: Any, max_new_to
     max_new_tokens = limits.check_new_tokens(max_new_tokens)
     ep = lm.model.endpoint
     waiting = GenerationResult("sample", [GeneratedSequence([], "", 0.0, [], False)], len(prompt_ids),
-                               {"sampler": f"{ep.api} server's own ({ep.name})", "endpoint": ep.name, "api": ep.api},
-                               0.0, steps=0, done=False)
+                               _engine_info(ep), 0.0, steps=0, done=False)
 
     def run() -> Iterator[GenerationResult]:
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"engine-{ep.name}")

@@ -73,7 +73,7 @@ def engine_note(result: Any, lang: str) -> str:
     if not result.done:
         text = tr(lang, "engine_waiting").format(**names)
     else:
-        lp = tr(lang, "lp_after_chain" if str(info.get("logprobs", "")).startswith("after") else "lp_as_reported")
+        lp = tr(lang, "lp_after_chain" if info.get("logprobs_after_chain") else "lp_as_reported")
         text = tr(lang, "engine_drawn").format(logprobs=lp, **names)
     return f"<div class='cmp-note'>{html.escape(text, quote=False)}</div>"
 
