@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh 2>/dev/null | cksum | cut -d' ' -f1)
 PORT ?= 7860
 
-.PHONY: run test test-fast setup models browser llama-server bench load clean
+.PHONY: run test test-fast test-model test-app setup models browser llama-server bench load clean
 
 $(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
@@ -33,12 +33,24 @@ llama-server: setup
 run: setup models
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
 
-test: setup models browser llama-server
-	$(PY) -m pytest -q -ra
+# The tests, in three lanes named for what they need (tests/lanes.py puts each test in one):
+#   test-fast   unit tests, doctests, the tiny random model: no real model, no server, no browser
+#   test-model  the bundled models: parity, strategies, lessons' claims, llama.cpp, live servers
+#   test-app    gradio_client and browser tests against one shared app and one Chromium
+# `make test` runs all three in one pytest run, fast first (what CI runs).
+PYTEST := $(PY) -m pytest -q -ra
 
-# Unit tests only: no real models, no browser.
+test: setup models browser llama-server
+	$(PYTEST)
+
 test-fast: setup
-	$(PY) -m pytest -q -m "not real and not browser" tests
+	$(PYTEST) -m fast
+
+test-model: setup models llama-server
+	$(PYTEST) -m model
+
+test-app: setup models browser llama-server
+	$(PYTEST) -m app
 
 bench: setup models
 	$(PY) -m decoding_lab bench --json

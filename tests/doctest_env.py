@@ -23,6 +23,8 @@ class _LazyModel:
         self._lm: Any = None
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):   # pytest probes plugin objects (``_mock_name``, ...): no load for that
+            raise AttributeError(name)
         if self._lm is None:
             import torch
 

@@ -16,7 +16,9 @@ LESSONS = load_lessons()
 @pytest.fixture(scope="module")
 def page(browser, app_url):
     """One tab for the whole module: the lessons are loaded one after another in it."""
-    yield open_page(browser.new_page(viewport={"width": 1440, "height": 1000}), app_url, timeout_ms=180_000)
+    pg = open_page(browser.new_page(viewport={"width": 1440, "height": 1000}), app_url, timeout_ms=180_000)
+    yield pg
+    pg.close()
 
 
 def selected_tab(page) -> str:

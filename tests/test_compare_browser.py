@@ -21,6 +21,7 @@ def page(browser, app_url):
                    timeout_ms=180_000)
     pg.wait_for_selector("#cmp0-strategy")
     yield pg
+    pg.close()
 
 
 def visible(page, col: int, name: str) -> bool:

@@ -26,6 +26,7 @@ def page(browser, app_url):
                    timeout_ms=180_000)
     pg.wait_for_selector("#grammar-step-n-btn")
     yield pg
+    pg.close()
 
 
 def set_number(page, elem_id: str, value: float) -> None:
