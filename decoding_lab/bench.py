@@ -19,6 +19,8 @@ medians. Each figure that has a target carries it beside the measurement. Sectio
   checked (``--only sweep``; not in the default set: about four minutes on one thread);
 * a traced step on the llama.cpp backend against the transformers float32 path (same GGUF);
 * grammar mask cost per token relative to the forward pass (when the grammar module is present);
+* another visitor's Reset + Step alone and beside a grammar compile at the caps (``--only
+  grammar_load``; not in the default set: it measures the cores' contention, not the code);
 * verifier-tilt cost per token relative to plain sampling (``--only tilt``; not in the default set:
   it runs a few hundred rollouts, about two minutes on one thread);
 * cold and warm start of each bundled model, and resident memory with 8 sessions open
@@ -396,11 +398,74 @@ def grammar_cost(lm: Any) -> dict[str, Any] | None:
     return benchmark_mask(lm, preset("json-person"), n_tokens=48, prompt=preset_prompt("json-person"))
 
 
+def cap_choices(seed: int, count: int = 1000) -> str:
+    """``count`` choices of 16 characters, a new list for each seed (so no compile is cached):
+    at the default caps, 1,000 choices and about 17,000 of the 20,000 characters."""
+    import random
+    rnd = random.Random(seed)
+    return "\n".join(f"{i:03d} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(12))
+                     for i in range(count))
+
+
+def grammar_load(lm: Any, rounds: int = 5) -> dict[str, Any]:
+    """Another visitor's Reset + Step alone, and while a grammar at the caps compiles beside it in
+    the grammar pool (as the app runs it: a compile holds no model slot), rounds interleaved.
+    The ratio is what a compile costs a Step on this machine's cores; the app's tests check only
+    the rule (the compile ran beside the Step, and the Step answered), not this figure."""
+    from decoding_lab.grammar import GrammarMask, build_constraint
+    from decoding_lab.grammar import compile as gcompile
+    from decoding_lab.stepper import Stepper
+    prompt = lm.encode_prompt("What is the capital of France?", lm.has_chat_template)
+
+    def reset_and_step() -> float:
+        t0 = time.perf_counter()
+        Stepper(lm, prompt, TRACED_SETTINGS).step()
+        return time.perf_counter() - t0
+
+    reset_and_step()
+    alone, beside, overlapped = [], [], 0
+    for rnd in range(rounds):
+        alone.append(reset_and_step())
+        job = gcompile.submit(lambda text: GrammarMask(build_constraint("choices", text), lm), cap_choices(rnd))
+        beside.append(reset_and_step())
+        overlapped += not job.done()
+        gcompile.result(job)
+    a, b = statistics.median(alone), statistics.median(beside)
+    return {"model": lm.name, "rounds": rounds, "step_alone_s": a, "step_beside_compile_s": b, "ratio": b / a,
+            "rounds_compile_outlasted_step": overlapped}
+
+
 # ------------------------------------------------------------------------------ command
+#: Every section ``--only`` can name; the default set leaves out the slow and the load-bound ones.
+SECTIONS = ("ui", "overhead", "ops", "t0", "compare", "backends", "throughput", "grammar", "start", "memory", "tilt",
+            "sweep", "grammar_load")
+DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s not in ("tilt", "sweep", "grammar_load"))
+
+
+def chosen_sections(only: str | None) -> set[str]:
+    """The sections ``--only`` names (all of the default set when it is not given).
+
+    >>> sorted(chosen_sections("ops, t0"))
+    ['ops', 't0']
+    >>> chosen_sections("ops,nope")
+    Traceback (most recent call last):
+    ...
+    decoding_lab.errors.SettingsError: unknown bench section 'nope'; known: ui, overhead, ops, t0, compare, backends, throughput, grammar, start, memory, tilt, sweep, grammar_load
+    """
+    from decoding_lab.errors import SettingsError
+    if only is None:
+        return set(DEFAULT_SECTIONS)
+    names = {s.strip() for s in only.split(",") if s.strip()}
+    unknown = sorted(names - set(SECTIONS))
+    if unknown or not names:
+        raise SettingsError(f"unknown bench section {(unknown or [only])[0]!r}; known: {', '.join(SECTIONS)}")
+    return names
+
+
 def run(args: argparse.Namespace) -> None:
     from decoding_lab.models import BUNDLED, DEFAULT_MODEL, get_model
     torch.manual_seed(0)
-    sections = set((args.only or "ui,overhead,ops,t0,compare,backends,throughput,grammar,start,memory").split(","))
+    sections = chosen_sections(args.only)
     lm = get_model(args.model or DEFAULT_MODEL)
     report: dict[str, Any] = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     failed: list[str] = []
@@ -433,6 +498,8 @@ def run(args: argparse.Namespace) -> None:
         section("throughput", lambda: throughput(lm))
     if "grammar" in sections:
         section("grammar", lambda: grammar_cost(lm))
+    if "grammar_load" in sections:
+        section("grammar_load", lambda: grammar_load(lm))
     if "memory" in sections:
         section("memory", lambda: memory_in_fresh_process(lm.name))
     if "tilt" in sections:
@@ -456,6 +523,5 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
     p.add_argument("--only", default=None,
-                   help="comma-separated sections: ui,overhead,ops,t0,compare,backends,throughput,grammar,start,memory,tilt,"
-                        "sweep (default: all but tilt and sweep)")
+                   help=f"comma-separated sections: {','.join(SECTIONS)} (default: all but tilt, sweep and grammar_load)")
     p.set_defaults(handler=run)

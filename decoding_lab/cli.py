@@ -19,7 +19,8 @@ from typing import Any, Sequence
 
 from decoding_lab.errors import UserError
 from decoding_lab.params import PARAMS, parse_bias_text
-from decoding_lab.engines import DEFAULTS_PRESETS, engine_defaults
+from decoding_lab.engines import DEFAULTS_PRESETS
+from decoding_lab.settings import engine_defaults
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
 
 
@@ -134,20 +135,27 @@ def _read(path: str, what: str) -> str:
     return read_text_file(path, what)   # a regular file, size-capped, UTF-8
 
 
-def _grammar_stages(lm: Any, a: argparse.Namespace) -> dict:
-    """A grammar mask from --json-schema FILE, --regex, --choices a,b,c or --grammar FILE."""
+def _constraint(a: argparse.Namespace) -> Any:
+    """The constraint of --json-schema FILE, --regex, --choices a,b,c or --grammar FILE, checked
+    (None without one). It needs no model, so a bad one is refused before a model loads."""
     if all(getattr(a, k, None) is None for k in ("json_schema", "regex", "choices", "grammar")):
-        return {}   # (an empty --choices "" is given, and refused below: never silently unconstrained)
-    from decoding_lab.grammar import GrammarMask, build_constraint
+        return None   # (an empty --choices "" is given, and refused below: never silently unconstrained)
+    from decoding_lab.grammar import build_constraint
     if a.json_schema is not None:
-        constraint = build_constraint("json_schema", _read(a.json_schema, "JSON schema"))
-    elif a.regex is not None:
-        constraint = build_constraint("regex", a.regex)
-    elif a.choices is not None:
-        constraint = build_constraint("choices", [c for c in a.choices.split(",") if c.strip()])
-    else:
-        text = _read(a.grammar, "grammar")
-        constraint = build_constraint("gbnf" if "::=" in text else "lark", text)
+        return build_constraint("json_schema", _read(a.json_schema, "JSON schema"))
+    if a.regex is not None:
+        return build_constraint("regex", a.regex)
+    if a.choices is not None:
+        return build_constraint("choices", [c for c in a.choices.split(",") if c.strip()])
+    text = _read(a.grammar, "grammar")
+    return build_constraint("gbnf" if "::=" in text else "lark", text)
+
+
+def _grammar_stages(lm: Any, constraint: Any) -> dict:
+    """The grammar mask of ``constraint`` on ``lm``'s vocabulary (none without a constraint)."""
+    if constraint is None:
+        return {}
+    from decoding_lab.grammar import GrammarMask
     from decoding_lab.grammar.compile import bounded
     return {"grammar": bounded(GrammarMask, constraint, lm)}
 
@@ -183,10 +191,11 @@ def cmd_step(a: argparse.Namespace) -> None:
     _check_positive("--max-new-tokens", a.max_new_tokens)
     _check_positive("--top-n", a.top_n)
     settings = settings_from_args(a)   # bad flags fail before the model loads
+    constraint = _constraint(a)        # and so does a bad constraint
     lm = _model(a)
     if a.engine_defaults in ("transformers", "vllm"):   # these read the model's generation_config
         settings = settings_from_args(a, lm)
-    stepper = Stepper(lm, _prompt_ids(lm, a), settings, top_n=a.top_n, extra_stages=_grammar_stages(lm, a),
+    stepper = Stepper(lm, _prompt_ids(lm, a), settings, top_n=a.top_n, extra_stages=_grammar_stages(lm, constraint),
                       max_new_tokens=a.max_new_tokens)
     for _ in range(min(a.steps, a.max_new_tokens)):
         if stepper.finished:
@@ -209,11 +218,12 @@ def cmd_generate(a: argparse.Namespace) -> None:
     if a.strategy == "sample" and settings.greedy:
         raise CliError("sampling needs --temperature > 0; use --strategy greedy for temperature 0")
     from decoding_lab import strategies
+    constraint = _constraint(a)
     lm = _model(a)
     if a.engine_defaults in ("transformers", "vllm"):   # these read the model's generation_config
         settings = settings_from_args(a, lm)
     ids = _prompt_ids(lm, a)
-    extra = _grammar_stages(lm, a)
+    extra = _grammar_stages(lm, constraint)
     if a.strategy == "greedy":
         result = strategies.greedy(lm, ids, settings.replace(temperature=0.0), a.max_new_tokens, extra_stages=extra)
     elif a.strategy == "beam":

@@ -1,22 +1,20 @@
-"""The command line: bad input exits 2 with one line and no traceback; real runs print JSON."""
+"""The command line: bad input exits 2 with one line and no traceback; real runs print JSON.
+
+The cases run ``cli.main(argv)`` in this process (``cli_in_process``); the smoke tests at the end
+start the real entry point, ``python -m decoding_lab``, once per subcommand, and check its exit
+code and what it writes to each stream."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from cli_helpers import ROOT, CliResult, cli_in_process, cli_process
 
 
-def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "decoding_lab", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=ROOT)
+def run_cli(*args: str) -> CliResult:
+    return cli_in_process(*args)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -37,7 +35,7 @@ def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     (["step", "--logit-bias", "12:abc"], "token id:bias"),
 ])
 def test_bad_input_is_one_clear_line(args, needle):
-    r = run_cli(*args, timeout=120)
+    r = run_cli(*args)
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
     assert len(lines) == 1, r.stderr
@@ -106,9 +104,9 @@ def test_step_with_a_json_schema_file(tmp_path):
 
 
 def test_bad_grammar_inputs_are_one_line(tmp_path):
-    r = run_cli("step", "--regex", "[a-", timeout=300)
+    r = run_cli("step", "--regex", "[a-")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "regex" in r.stderr.lower()
-    r = run_cli("step", "--json-schema", str(tmp_path / "missing.json"), timeout=300)
+    r = run_cli("step", "--json-schema", str(tmp_path / "missing.json"))
     assert r.returncode == 2 and "cannot read" in r.stderr
 
 
@@ -126,3 +124,55 @@ def test_llama_cpp_samplers_from_the_command_line():
     temp = steps[0]["stages"][-1]
     assert temp["params"]["delta"] == 0.5 and 0.4 <= temp["extra"]["T_used"] <= 1.4
     assert all(s["chosen_token_id"] != 13 for s in steps)
+
+
+# ----------------------------------------------------------------------------- the real entry point
+# One child process per subcommand: the module runs as a program, exits with the code the
+# in-process cases above see, and keeps stdout for results and stderr for the one-line error.
+# Each start pays torch's and transformers' imports (5-6 s here), so they run in the model lane.
+SHIPPED_SWEEP = sorted((ROOT / "assets" / "sweeps").glob("*.json"))
+
+
+def one_error_line(r: CliResult) -> str:
+    lines = r.error_lines()
+    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+    assert r.stdout == ""
+    return lines[0]
+
+
+@pytest.mark.real
+def test_entry_point_step_prints_json_lines():
+    r = cli_process("step", "--prompt", "The capital of France is", "--raw", "--temperature", "0", "--steps", "2",
+                    "--json")
+    assert r.returncode == 0, r.stderr
+    steps = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(steps) == 2 and all("chosen_token_id" in s for s in steps)
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.real
+def test_entry_point_models_lists_to_stdout():
+    r = cli_process("models", "--json")
+    assert r.returncode == 0, r.stderr
+    assert {"smollm2-135m-instruct", "gemma-3-270m"} <= {m["name"] for m in json.loads(r.stdout)["models"]}
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("args,needle", [
+    (["generate", "--strategy", "nope"], "invalid choice"),
+    (["sweep", "--task", "no-such-task", "--out", "{tmp}/s.json"], "no-such-task"),
+    (["calibrate", "--problems", "-3", "--out", "{tmp}/c.json"], "at least 4 problems"),
+    (["extract-compare", "--n", "0", "--out", "{tmp}/e.json"], "number of samples n"),
+    (["bench", "--only", "no-such-section"], "no-such-section"),
+])
+def test_entry_point_bad_input_is_one_line_on_stderr(args, needle, tmp_path):
+    line = one_error_line(cli_process(*(a.replace("{tmp}", str(tmp_path)) for a in args)))
+    assert needle.lower() in line.lower(), line
+    assert not any(tmp_path.iterdir()), "a refused command wrote a file"
+
+
+@pytest.mark.real
+@pytest.mark.skipif(not SHIPPED_SWEEP, reason="no shipped sweep file")
+def test_entry_point_sweep_report_prints_the_table():
+    r = cli_process("sweep-report", str(SHIPPED_SWEEP[0]))
+    assert r.returncode == 0 and r.stdout.strip() and "Traceback" not in r.stderr, r.stderr
