@@ -26,7 +26,7 @@ from decoding_lab.errors import UserError
 from decoding_lab.ui.common.i18n import t
 
 MAX_MESSAGE = 400
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_TAG_START = re.compile(r"<(?=[/!?]|[^\W\d_])")   # "<" before a letter of any script, "/", "!" or "?"
 
 
 def one_line(text: Any) -> str:
@@ -88,7 +88,7 @@ def localised(text: str, lang: str) -> str:
 
 def user_error(lang: str, exc: BaseException) -> gr.Error:
     """A clear, translated, escaped error for the toast; the session's state is left as it was."""
-    from decoding_lab.models import ModelError
+    from decoding_lab.errors import ModelError
     key = "model_error" if isinstance(exc, ModelError) else "bad_input"
     msg = plain(localised(str(exc), lang)) or type(exc).__name__
     return gr.Error(t(lang, key, msg=msg), title=t(lang, "error"), print_exception=False)
