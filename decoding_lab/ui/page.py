@@ -21,11 +21,12 @@ import gradio as gr
 
 from decoding_lab.ui import beam, compare, determinism, explorer, grammar, lessons, multisample
 from decoding_lab.ui.common import tablink, urlstate
-from decoding_lab.ui.common.errors import guarded, warn
+from decoding_lab.ui.common.errors import warn
 from decoding_lab.ui.common.i18n import LANGS, norm_lang, t
-from decoding_lab.ui.common.sessions import SessionJobs, gated
+from decoding_lab.ui.common.sessions import SessionJobs
 from decoding_lab.ui.common.state import Labels, merge_updates
-from decoding_lab.ui.common.tab import TabContext, TabUI, named
+from decoding_lab.ui.common.tab import TabContext, TabUI
+from decoding_lab.ui.common.events import model_event
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -255,7 +256,6 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
         return
     outputs = _unique([tabs_comp, les.loaded, *(c for tab in tabs.values() for c in tab.fill_outputs)])
 
-    @guarded
     def on_load(v: dict) -> dict:
         lang = v["lang"]
         lesson = les.lessons[int(v["number"])]
@@ -268,7 +268,7 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
         return {**tab.fill(preset, lang), les.loaded: les.loaded_message(lang, lesson, tab_id),
                 tabs_comp: gr.Tabs(selected=tab_id)}
 
-    les.load.click(gated(named(on_load, ["lang", "number"]), jobs), [lang_state, les.current], outputs,
+    les.load.click(model_event(on_load, ["lang", "number"], jobs), [lang_state, les.current], outputs,
                    api_name="lesson_load", concurrency_id="model")
 
 

@@ -17,8 +17,7 @@ from decoding_lab.strategies.beam import HypothesisRanking, rank_hypotheses
 from decoding_lab.ui.beam import views
 from decoding_lab.ui.beam.plots import ANCESTRY_JS
 from decoding_lab.ui.common.errors import guarded
-from decoding_lab.ui.common.runtime import gpu
-from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named
 from decoding_lab.ui.common.state import number_input
 from decoding_lab.ui.common.controls import model_names
@@ -111,8 +110,6 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     watch(ctx.lang_state, {"num_beams": p.beams, "length_penalty": p.alpha, "max_new_tokens": p.max_new,
                            "alphas": p.alphas}, checks)
 
-    @guarded
-    @gpu
     def on_run(v: dict[str, Any]):
         from decoding_lab.models import get_model
         from decoding_lab.strategies import iter_beam
@@ -139,7 +136,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
                                "chat": p.chat, "num_beams": p.beams, "length_penalty": p.alpha,
                                "early_stopping": p.early, "max_new_tokens": p.max_new, "alphas": p.alphas,
                                "by": p.by})
-    run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
+    run_ev = p.run.click(model_event(on_run, names, ctx.jobs),  # one model job per tab at a time
                          inputs, [p.tree, p.table, p.status, p.result], api_name="beam_run", concurrency_id="model",
                          show_progress="minimal", validator=validator(names, checks))
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")

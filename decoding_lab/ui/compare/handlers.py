@@ -17,8 +17,7 @@ from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.stages import SettingsError
 from decoding_lab.ui.common.errors import guarded
-from decoding_lab.ui.common.runtime import gpu
-from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.compare import send, views
@@ -96,8 +95,6 @@ def run_checks() -> dict[str, Check]:
 def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     """Wire the tab's events; returns the ones the page may chain or cancel."""
 
-    @guarded
-    @gpu
     def on_run(v: dict[str, Any]):
         from decoding_lab.forward import one_sequence
         from decoding_lab.models import get_model
@@ -167,7 +164,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
               "ncols": p.ncols, "max_new_tokens": p.max_new,
               **{f"c{i}_{k}": c[k] for i, c in enumerate(p.cols) for k in COL_KEYS}}
     inputs, names = inputs_of(run_in)
-    run_ev = p.run.click(gated(named(on_run, names), ctx.jobs),  # one model job per tab at a time
+    run_ev = p.run.click(model_event(on_run, names, ctx.jobs),  # one model job per tab at a time
                          inputs, [*p.outs, p.entropy, p.table, p.results, p.request], api_name="compare_run",
                          concurrency_id="model", show_progress="minimal", validator=validator(names, run_checks()))
     p.stop.click(None, None, None, cancels=[run_ev], api_visibility="private")

@@ -13,13 +13,12 @@ import gradio as gr
 
 from decoding_lab.determinism import VARIANTS, iter_variants, summarize
 from decoding_lab.errors import SettingsError
-from decoding_lab.ui.common.errors import guarded
-from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.state import number_input, values_from_settings
 from decoding_lab.ui.common.validate import check_choice, choice_check, model_check, number_check, validator, watch
 from decoding_lab.ui.determinism.layout import TOKENS
-from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
+from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, picker_fill, preset_settings
 from decoding_lab.ui.determinism.strings import tr
 from decoding_lab.ui.determinism.views import progress, render
 
@@ -70,7 +69,6 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
               "variants": lambda chosen, _v: GreedyRequest.check_variants(chosen)}
     watch(ctx.lang_state, {"tokens": ui.tokens}, checks)
 
-    @guarded
     def on_run(v: dict) -> Iterator[dict]:
         """Streams: which path is running (the paths take seconds to a minute each), then the result."""
         from decoding_lab.models import get_model
@@ -101,7 +99,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
 
     inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub": p.hub, "chat": p.chat,
                                "prompt": ui.prompt, "tokens": ui.tokens, "variants": ui.variants})
-    run = ui.run.click(gated(named(on_run, names), ctx.jobs), inputs, [ui.result, ui.plot, ui.last, ui.run_id],
+    run = ui.run.click(model_event(on_run, names, ctx.jobs), inputs, [ui.result, ui.plot, ui.last, ui.run_id],
                        api_name="determinism_run", concurrency_id="model",  # one model job per tab at a time
                        validator=validator(names, checks))
     def on_stop(run_id: str | None, lang: str) -> Any:

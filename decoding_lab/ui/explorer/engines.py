@@ -13,10 +13,11 @@ from typing import Any
 
 import gradio as gr
 
-from decoding_lab.engines import DEFAULTS_PRESETS, engine_defaults
-from decoding_lab.ui.common.errors import guarded
+from decoding_lab.engines import DEFAULTS_PRESETS
+from decoding_lab.settings import engine_defaults
 from decoding_lab.ui.common.i18n import register
 from decoding_lab.ui.common.state import SETTING_KEYS, values_from_settings
+from decoding_lab.ui.common.events import model_event
 
 EN = {
     "defaults": "Start from an engine's defaults",
@@ -88,12 +89,13 @@ def wire(ui: Any, lang_state: Any) -> Any:
     """Choosing an engine fills every settings control (the next Step starts a run with them)."""
     outputs = [ui.settings[k] for k in SETTING_KEYS]
 
-    @guarded
     def on_defaults(name: str, model: str, hub: str, lang: str) -> list[Any]:
         if not name or name not in DEFAULTS_PRESETS:
             return [gr.update() for _ in outputs]
         values = values_from_settings(settings_for(name, (hub or "").strip() or model))
         return [values[k] for k in SETTING_KEYS]   # the filled controls are the feedback
 
-    return ui.engine_defaults.input(on_defaults, [ui.engine_defaults, ui.model, ui.hub, lang_state], outputs,
+    # no tab gate: it holds a model slot itself, only while a model loads (``settings_for``)
+    return ui.engine_defaults.input(model_event(on_defaults, None, None),
+                                    [ui.engine_defaults, ui.model, ui.hub, lang_state], outputs,
                                     api_name="explorer_engine_defaults", concurrency_id="model")

@@ -19,8 +19,7 @@ from decoding_lab.stepper import SessionError, max_new_tokens_limit
 from decoding_lab.ui.common import urlstate
 from decoding_lab.ui.common.errors import guarded, warn
 from decoding_lab.ui.common.i18n import t
-from decoding_lab.ui.common.runtime import gpu
-from decoding_lab.ui.common.sessions import gated
+from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, number_input, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.common.validate import (choice_check, model_check, number_check, settings_checks, validator,
@@ -129,7 +128,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     def model_job(fn: Callable, extra: dict[str, Any] | None = None, with_controls: bool = True) -> tuple:
         """(handler, inputs): ``fn`` on named inputs, user errors as toasts, in a job slot of the tab."""
         inputs, names = inputs_of({**state, **(controls if with_controls else {}), **(extra or {})})
-        return calm_when_busy(gated(named(guarded(gpu(fn)), names), ctx.jobs), ui.status), inputs
+        return calm_when_busy(model_event(fn, names, ctx.jobs), ui.status), inputs
 
     def checked(extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """A bad setting is refused beside its control before the event runs (``common.validate``).

@@ -25,7 +25,8 @@ from decoding_lab.errors import DeadEndError, SettingsError
 from decoding_lab.grammar import PRESETS, preset, preset_prompt
 from decoding_lab.ui.common.errors import guarded, inform, warn
 from decoding_lab.ui.common.i18n import t
-from decoding_lab.ui.common.runtime import gpu, on_model, on_model_iter
+from decoding_lab.ui.common.events import model_event
+from decoding_lab.ui.common.runtime import on_model, on_model_iter
 from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
@@ -196,8 +197,8 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
         """A handler that takes its model slot itself, after compiling (``on_model``)."""
         return gated(named(guarded(fn), names), ctx.jobs, model_slot=False)
 
-    def model_event(fn, names):
-        return gated(named(guarded(gpu(fn)), names), ctx.jobs)
+    def model_job(fn, names):
+        return model_event(fn, names, ctx.jobs)
 
     @guarded
     def on_kind(v: dict) -> dict:
@@ -304,7 +305,7 @@ def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
 
     inputs, names = inputs_of({"lang": ctx.lang_state, "model": p.model, "hub_id": p.hub, "prompt": ui.prompt,
                                "chat": ui.chat, "prefix": ui.heal_prefix})
-    events["heal"] = ui.heal_run.click(model_event(on_heal, names), inputs,
+    events["heal"] = ui.heal_run.click(model_job(on_heal, names), inputs,
                                        [ui.heal_last, ui.heal_summary, ui.heal_without, ui.heal_with],
                                        api_name="grammar_heal", concurrency_id="model",
                                        validator=validator(names, {"model": model_check,

@@ -15,8 +15,9 @@ from decoding_lab import lesson_runs
 from decoding_lab.errors import SettingsError
 from decoding_lab.lessons import Lesson
 from decoding_lab.ui.common.errors import guarded, warn
-from decoding_lab.ui.common.sessions import SessionJobs, gated
+from decoding_lab.ui.common.sessions import SessionJobs
 from decoding_lab.ui.common.tab import inputs_of, named
+from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
 
@@ -102,7 +103,6 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
         events[name] = btn.click(named(move(delta), names), inputs, [ui.screen, *outs], api_name=name,
                                  trigger_mode="always_last")
 
-    @guarded
     def on_run(v: dict[str, Any]) -> dict:
         lang, les = v["lang"], lesson_of(ui, v["lang"], v["number"])
         exp = les.experiment_on(clamp_screen(les, v["screen"]))
@@ -115,7 +115,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
 
     run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot]
     inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number})
-    events["run"] = ui.run.click(gated(named(on_run, names), jobs), inputs, run_outs, api_name="lesson_run",
+    events["run"] = ui.run.click(model_event(on_run, names, jobs), inputs, run_outs, api_name="lesson_run",
                                  concurrency_id="model")
 
     for i, slot in enumerate(ui.slots):

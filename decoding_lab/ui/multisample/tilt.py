@@ -19,12 +19,11 @@ from typing import Any, Iterator
 from decoding_lab.experiments import tilt_run as TR
 from decoding_lab.stages import SettingsError
 from decoding_lab.tasks.sets import get_task
-from decoding_lab.ui.common.errors import guarded
-from decoding_lab.ui.common.runtime import gpu
-from decoding_lab.ui.common.sessions import SessionJobs, gated
+from decoding_lab.ui.common.events import model_event
+from decoding_lab.ui.common.sessions import SessionJobs
 from decoding_lab.ui.common.state import as_number
 from decoding_lab.ui.common.stops import StopRequests
-from decoding_lab.ui.common.tab import inputs_of, named
+from decoding_lab.ui.common.tab import inputs_of
 from decoding_lab.ui.common.validate import validator, watch
 from decoding_lab.ui.multisample import tilt_views
 from decoding_lab.ui.multisample.strings import tr_tilt as tr
@@ -109,8 +108,6 @@ def wire(ui: SimpleNamespace, lang_state: Any, jobs: SessionJobs | None = None) 
     watch(lang_state, dict(ui.controls), checks)
     checks["problem"] = lambda index, _v: TiltRequest.check_problem(index)
 
-    @guarded
-    @gpu
     def on_run(values: dict[str, Any]) -> Iterator[dict]:
         from decoding_lab.models import DEFAULT_MODEL, get_model
         req = TiltRequest.from_inputs(values)
@@ -132,7 +129,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, jobs: SessionJobs | None = None) 
 
     inputs, names = inputs_of({"lang": lang_state, **ui.controls})
     outs = [*tilt_views.outputs(ui), ui.last, ui.run_id]
-    run = ui.run.click(gated(named(on_run, names), jobs), inputs, outs, api_name="tilt_run",
+    run = ui.run.click(model_event(on_run, names, jobs), inputs, outs, api_name="tilt_run",
                        concurrency_id="model", show_progress="minimal", validator=validator(names, checks))
     # Stop runs at once (its own slot): it only marks the run; the run ends after its current step.
     stop = ui.stop.click(stops.request, [ui.run_id], None, api_visibility="private", concurrency_limit=None)
