@@ -33,7 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EngineRules", "ENGINES", "CUSTOM_RULES", "DEFAULTS_PRESETS", "engine_defaults", "engines_with"]
+from decoding_lab.errors import SettingsError
+
+__all__ = ["EngineRules", "ENGINES", "CUSTOM_RULES", "DEFAULTS_PRESETS", "engine_default_values", "engines_with"]
 
 
 @dataclass(frozen=True)
@@ -128,32 +130,30 @@ def _config_dict(generation_config: Any) -> dict[str, Any]:
     return generation_config.to_diff_dict() if hasattr(generation_config, "to_diff_dict") else {}
 
 
-def engine_defaults(name: str, generation_config: Any = None) -> Any:
-    """The ``SamplingSettings`` an engine uses when a request sets nothing.
+def engine_default_values(name: str, generation_config: Any = None) -> dict[str, Any]:
+    """The settings an engine uses when a request sets nothing, as ``SamplingSettings`` fields
+    (``order`` included); ``settings.engine_defaults`` builds the settings from them.
 
     ``generation_config`` is the loaded model's (a transformers ``GenerationConfig`` or a
     dict); GGUF files carry none, so transformers' own defaults apply to them.
 
-    >>> s = engine_defaults("llama-server")
-    >>> s.order, s.temperature, s.top_k, s.top_p, s.min_p
+    >>> v = engine_default_values("llama-server")
+    >>> v["order"], v["temperature"], v["top_k"], v["top_p"], v["min_p"]
     ('llama.cpp', 0.8, 40, 0.95, 0.05)
-    >>> engine_defaults("vllm", {"temperature": 0.6, "top_p": 0.9}).top_p
+    >>> engine_default_values("vllm", {"temperature": 0.6, "top_p": 0.9})["top_p"]
     0.9
-    >>> t = engine_defaults("transformers", {"do_sample": True, "temperature": 0.7})
-    >>> t.temperature, t.top_k
+    >>> t = engine_default_values("transformers", {"do_sample": True, "temperature": 0.7})
+    >>> t["temperature"], t["top_k"]
     (0.7, 50)
-    >>> engine_defaults("transformers").temperature     # no do_sample: greedy
+    >>> engine_default_values("transformers")["temperature"]     # no do_sample: greedy
     0.0
     """
-    from decoding_lab.errors import SettingsError
-    from decoding_lab.settings import SamplingSettings
-
     if name not in DEFAULTS_PRESETS:
         raise SettingsError(f"unknown engine defaults {name!r}; known: {', '.join(DEFAULTS_PRESETS)}")
     preset = DEFAULTS_PRESETS[name][0]
     cfg = _config_dict(generation_config)
     if preset == "llama.cpp":
-        return SamplingSettings(order=preset, **_LLAMA_SERVER)
+        return {"order": preset, **_LLAMA_SERVER}
     if preset == "vllm":
         values: dict[str, Any] = {"temperature": 1.0}
         for ours, theirs in _VLLM_KEYS.items():
@@ -161,7 +161,7 @@ def engine_defaults(name: str, generation_config: Any = None) -> Any:
                 values[ours] = cfg[theirs]
         if values.get("top_k", 0) < 0:  # vLLM's -1 = off
             values["top_k"] = 0
-        return SamplingSettings(order=preset, **values)
+        return {"order": preset, **values}
     # transformers: GenerationConfig's own defaults under the model's values.
     values = {"repetition_penalty": cfg.get("repetition_penalty", 1.0),
               "no_repeat_ngram_size": cfg.get("no_repeat_ngram_size", 0)}
@@ -170,4 +170,4 @@ def engine_defaults(name: str, generation_config: Any = None) -> Any:
                       top_p=cfg.get("top_p", 1.0), min_p=cfg.get("min_p") or 0.0, typical_p=cfg.get("typical_p", 1.0))
     else:
         values["temperature"] = 0.0
-    return SamplingSettings(order=preset, **values)
+    return {"order": preset, **values}

@@ -8,10 +8,11 @@ bit-for-bit along the same code path.
 
 from __future__ import annotations
 
-import copy
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
+
+from decoding_lab.errors import ModelError
 
 
 def new_cache(model: PreTrainedModel) -> DynamicCache:
@@ -41,7 +42,6 @@ class OneSequenceCache:
 
     def _one(self, rows: int) -> None:
         if rows != 1:
-            from decoding_lab.models import ModelError  # models imports this module
             raise ModelError(self.ONE_SEQUENCE_MESSAGE)
 
     def batch_repeat_interleave(self, rows: int) -> None:
@@ -73,6 +73,3 @@ def crop_cache(cache: DynamicCache, length: int) -> bool:
         return False
     return cache_length(cache) == length
 
-
-def clone_cache(cache: DynamicCache) -> DynamicCache:
-    return copy.deepcopy(cache)

@@ -43,7 +43,7 @@ from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from decoding_lab import limits
-from decoding_lab.errors import UserError
+from decoding_lab.errors import ModelError
 
 log = logging.getLogger(__name__)
 Pair = tuple[PreTrainedModel, PreTrainedTokenizerBase]
@@ -52,10 +52,6 @@ CACHE_FORMAT = 1  # bump when the cache layout changes: older caches are then re
 _INFO_FILE = "decoding_lab_cache.json"  # {"format": CACHE_FORMAT, "source": gguf file name}
 _PROBE_TIMEOUT = 8.0  # seconds for the "is the Hub reachable?" metadata request
 _NO_MEMORY = (torch.OutOfMemoryError, MemoryError)  # never disguised as "bad files"
-
-
-class ModelError(UserError):
-    """A clear, one-line, user-facing message (unknown id, hub unreachable, out of memory, bad files)."""
 
 
 def _find_smollm2() -> tuple[str, str] | None:

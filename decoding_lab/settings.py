@@ -35,20 +35,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from decoding_lab.engines import CUSTOM_RULES, ENGINES, EngineRules, engines_with
+from decoding_lab.engines import CUSTOM_RULES, ENGINES, EngineRules, engine_default_values, engines_with
 from decoding_lab.params import PARAMS, parse_bias_text
 from decoding_lab.stages import STAGE_CLASSES, Stage
 from decoding_lab.stages.registry import EXTRA_STAGE_NAMES, STAGE_NAMES
 from decoding_lab.errors import SettingsError
 
-__all__ = ["SamplingSettings", "PRESET_ORDERS", "PRESET_PENALTY_WINDOW", "ENGINE_ONLY", "STAGE_NAMES",
-           "EXTRA_STAGE_NAMES", "canonical_stage_name", "parse_order", "TRANSFORMERS_SAMPLING_DEFAULTS"]
+__all__ = ["SamplingSettings", "PRESET_ORDERS", "PRESET_PENALTY_WINDOW", "STAGE_NAMES",
+           "EXTRA_STAGE_NAMES", "canonical_stage_name", "parse_order", "TRANSFORMERS_SAMPLING_DEFAULTS",
+           "engine_defaults"]
 
 #: Stage order per engine preset (the rest of each engine's rules: ``decoding_lab.engines``).
 PRESET_ORDERS: dict[str, tuple[str, ...]] = {name: rules.order for name, rules in ENGINES.items()}
-
-#: Stages only one engine has: a preset of another engine refuses them by name.
-ENGINE_ONLY: dict[str, str] = {"dry": "llama.cpp", "top-n-sigma": "llama.cpp", "xtc": "llama.cpp"}
 
 #: Default penalty window per preset (llama.cpp looks at the last 64 tokens).
 PRESET_PENALTY_WINDOW: dict[str, int] = {name: rules.penalty_window for name, rules in ENGINES.items()}
@@ -224,3 +222,14 @@ class SamplingSettings:
 
 TRANSFORMERS_SAMPLING_DEFAULTS = SamplingSettings(top_k=50)
 """transformers' ``generate(do_sample=True)`` silently adds top-k 50; here it is a visible preset."""
+
+
+def engine_defaults(name: str, generation_config: Any = None) -> SamplingSettings:
+    """The ``SamplingSettings`` an engine uses when a request sets nothing
+    (``engines.engine_default_values`` holds the rules).
+
+    >>> s = engine_defaults("llama-server")
+    >>> s.order, s.temperature, s.top_k, s.top_p, s.min_p
+    ('llama.cpp', 0.8, 40, 0.95, 0.05)
+    """
+    return SamplingSettings(**engine_default_values(name, generation_config))

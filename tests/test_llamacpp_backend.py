@@ -14,7 +14,8 @@ import torch
 
 from decoding_lab.determinism import greedy_variants
 from decoding_lab.forward import forward, new_cache
-from decoding_lab.models import ModelError, get_model
+from decoding_lab.errors import ModelError
+from decoding_lab.models import get_model
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stepper import Stepper
 

@@ -7,7 +7,7 @@ import builtins
 import pytest
 
 from decoding_lab import llamacpp
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 
 
 def test_a_missing_build_is_one_line(monkeypatch):

@@ -12,7 +12,8 @@ from tokenizers import Tokenizer, models as tk_models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding_lab import models as M
-from decoding_lab.models import BUNDLED, DEFAULT_MODEL, ModelError, ModelSpec
+from decoding_lab.errors import ModelError
+from decoding_lab.models import BUNDLED, DEFAULT_MODEL, ModelSpec
 from decoding_lab.stages import SettingsError
 
 WORDS = ["[UNK]", "<s>", "</s>", "the", "cat", "sat", "on", "mat", "a", "dog"]

@@ -15,7 +15,8 @@ import torch
 from conftest_app import configured_endpoints, loopback_endpoints, loopback_llama_cpp_python_server
 from decoding_lab.chain import run_chain
 from decoding_lab.forward import forward, new_cache
-from decoding_lab.models import ModelError, get_model
+from decoding_lab.errors import ModelError
+from decoding_lab.models import get_model
 from decoding_lab.remote.backend import load_remote
 from decoding_lab.remote.payloads import sampling_from_settings
 from decoding_lab.settings import SamplingSettings

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 from decoding_lab.remote.backend import fill_logits
 from decoding_lab.remote.payloads import build_request, neutral_sampling
 from decoding_lab.remote.config import parse_endpoints

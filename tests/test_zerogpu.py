@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from decoding_lab import models
-from decoding_lab.models import ModelError, resolve_dtype
+from decoding_lab.errors import ModelError
+from decoding_lab.models import resolve_dtype
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stepper import Stepper
 from decoding_lab.ui.common import runtime

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 
-__all__ = ["require", "available", "VERSION_NOTE"]
-
-#: The engine version the ``llama.cpp`` presets were checked against (see tests/test_llamacpp_parity.py).
-VERSION_NOTE = "llama.cpp 0c1e57098bba, as vendored by llama-cpp-python 0.3.36"
+__all__ = ["require", "available"]
 
 
 def require() -> ModuleType:

@@ -30,7 +30,7 @@ import torch
 
 from decoding_lab.llamacpp import require
 from decoding_lab.forward import OneSequenceCache
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 
 __all__ = ["LlamaCppKernels", "LlamaCppCache", "SUFFIX"]
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,13 +38,14 @@ from typing import Any
 import torch
 
 from decoding_lab.forward import OneSequenceCache
-from decoding_lab.models import LoadedModel, ModelError, get_model
+from decoding_lab.errors import ModelError
+from decoding_lab.models import LoadedModel, get_model
 from decoding_lab.remote.client import Client
 from decoding_lab.remote.config import Endpoint, endpoint as find_endpoint
 from decoding_lab.remote.payloads import build_request, check_vocabulary
 from decoding_lab.remote.shapes import TopN, parse, resolve_texts, text_index
 
-__all__ = ["RemoteKernels", "RemoteCache", "RemoteReport", "fill_logits", "load_remote", "get_remote"]
+__all__ = ["RemoteKernels", "RemoteCache", "RemoteReport", "fill_logits", "load_remote"]
 
 _ONE_SEQUENCE = ("a remote model runs one sequence at a time (no batched beams or samples): "
                  "use a local model for this run")
@@ -240,16 +240,5 @@ def load_remote(endpoint_name: str) -> LoadedModel:
                        vocab_size=kernels.n_vocab, has_chat_template=twin.has_chat_template, source="remote",
                        load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
 
-
-_LOADED: dict[str, LoadedModel] = {}  # one per endpoint per process, like models.get_model
-_GUARD = threading.Lock()
-
-
-def get_remote(endpoint_name: str) -> LoadedModel:
-    key = find_endpoint(endpoint_name).name
-    with _GUARD:
-        if key not in _LOADED:
-            _LOADED[key] = load_remote(key)
-        return _LOADED[key]
 
 

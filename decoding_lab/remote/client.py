@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 from decoding_lab.remote.config import Endpoint
 
 __all__ = ["RemoteError", "Client", "BACKOFF_S"]

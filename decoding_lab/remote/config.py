@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 
 __all__ = ["Endpoint", "ENV", "APIS", "PREFIX", "endpoints", "endpoint", "parse_endpoints"]
 

@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import Any, Callable, Iterator
 
 from decoding_lab import limits
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 from decoding_lab.remote.payloads import build_request, sampling_from_settings
 from decoding_lab.remote.shapes import _TOKEN_ID_KEY
 from decoding_lab.strategies.common import eos_set, settings_json

@@ -40,7 +40,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def bundled_gguf(name: str = "smollm2-135m-instruct") -> str:
-    from decoding_lab.models import BUNDLED, ModelError
+    from decoding_lab.errors import ModelError
+    from decoding_lab.models import BUNDLED
 
     found = BUNDLED[name].locate_gguf()
     if found is None:

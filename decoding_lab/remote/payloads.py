@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from decoding_lab.models import LoadedModel, ModelError
+from decoding_lab.errors import ModelError
+from decoding_lab.models import LoadedModel
 from decoding_lab.remote.client import Client, RemoteError
 from decoding_lab.remote.config import Endpoint
 

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from decoding_lab.models import ModelError
+from decoding_lab.errors import ModelError
 
 __all__ = ["TopN", "parse", "parse_openai", "parse_llama_server", "parse_sglang", "resolve_texts", "text_index"]
 

@@ -116,7 +116,7 @@ def model_names() -> list[str]:
 def remote_names() -> list[str]:
     """The servers this deployment configured (``DECODING_LAB_ENDPOINTS``), as ``remote:<name>``.
     A broken configuration is the operator's to fix: it is logged, and the page still opens."""
-    from decoding_lab.models import ModelError
+    from decoding_lab.errors import ModelError
     from decoding_lab.remote.config import endpoints
     try:
         return [e.model_name for e in endpoints()]

@@ -18,7 +18,6 @@ from decoding_lab.stages import SettingsError
 from decoding_lab.ui.common.i18n import t
 
 CUSTOM = "custom"
-ORDER_CHOICES = [*PRESET_ORDERS, CUSTOM]
 
 #: The settings controls, in the order handlers receive them (also the URL keys): one per row of
 #: the core's parameter table, then the order (a preset, or a custom list of stage names).
