@@ -14,6 +14,7 @@ from decoding_lab.strategies.beam import HypothesisRanking
 from decoding_lab.ui.beam.plots import beam_tree_chart
 from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.markdown import code_span
 
 
 def empty_tree(lang: str) -> go.Figure:
@@ -50,5 +51,6 @@ def status_text(result: Any, lang: str) -> str:
     """Steps, finished hypotheses, why the search stopped and (once done) the best text."""
     tree = result.beam_tree
     reason = t(lang, f"reason_{tree.stop_reason}") if tree.stop_reason else "…"
-    text = result.text.replace("\n", "↵") if result.done else "…"
+    # the model's text as typed: a prompt can make it write Markdown (an image from elsewhere, say)
+    text = code_span(result.text.replace("\n", "↵")) if result.done else "…"
     return t(lang, "beam_status", steps=len(tree.steps), hyps=len(tree.hypotheses), reason=reason, text=text)

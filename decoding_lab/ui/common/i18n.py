@@ -87,7 +87,7 @@ EN: dict[str, str] = {
     "beam_note": "Ranking: score = (sum of log p) / length^α over every hypothesis that ended inside the top beams "
                  "(★ = winner). α > 0 favours longer answers, α < 0 shorter ones. A different α would also have "
                  "changed which beams the search kept, so this re-ranks only the hypotheses this run found.",
-    "beam_status": "{steps} steps · {hyps} finished hypotheses · stopped by: {reason} · best: “{text}”",
+    "beam_status": "{steps} steps · {hyps} finished hypotheses · stopped by: {reason} · best: {text}",
     "reason_max_new_tokens": "max_new_tokens", "reason_early_stopping": "early stopping",
     "reason_no_improvement": "no live beam can beat the finished ones", "reason_stopped": "Stop",
 }
@@ -148,7 +148,7 @@ ZH: dict[str, str] = {
     "early_stopping": "提前停止", "col_distinct1": "distinct-1", "col_distinct2": "distinct-2",
     "beam_note": "排名：得分 =（log p 之和）/ 长度^α，范围是在前几束内结束的所有假设（★ = 胜出）。α > 0 偏向更长的回答，"
                  "α < 0 偏向更短的回答。不同的 α 也会改变搜索保留哪些束，所以这里只对本次找到的假设重新排名。",
-    "beam_status": "{steps} 步 · {hyps} 个完成的假设 · 停止原因：{reason} · 最佳：“{text}”",
+    "beam_status": "{steps} 步 · {hyps} 个完成的假设 · 停止原因：{reason} · 最佳：{text}",
     "reason_max_new_tokens": "达到最多新词元数", "reason_early_stopping": "提前停止",
     "reason_no_improvement": "存活的束已无法超过完成的假设", "reason_stopped": "手动停止",
 }

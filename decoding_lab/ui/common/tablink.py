@@ -67,8 +67,20 @@ def _choices(comp: Any) -> list[Any]:
     return choice_values(getattr(comp, "choices", None))
 
 
+def _text_of(name: str, value: str) -> str:
+    """``value`` if it can travel to a browser: a lone surrogate (``\\ud800`` in a link's JSON)
+    cannot be encoded as UTF-8, and echoing it back would break the page's event stream."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SettingsError(f"{name}: character {e.start + 1} is a lone surrogate, not text") from None
+    return value
+
+
 def check_value(name: str, comp: Any, value: Any) -> Any:
     """``value`` for ``comp`` if a person could have set it there, else ``SettingsError``."""
+    if isinstance(value, str):
+        value = _text_of(name, value)
     if isinstance(comp, (gr.Slider, gr.Number)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise SettingsError(f"{name}: {value!r} is not a number")
@@ -111,7 +123,7 @@ def restore(key: str, link: Mapping[str, Any], text: str) -> tuple[dict[str, Any
         return {}, [f"{key}: the setup in the link is longer than {MAX_LINK} characters; not restored"]
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):   # RecursionError: nested deeper than Python's stack
         return {}, [f"{key}: the setup in the link is not readable; not restored"]
     if not isinstance(data, dict):
         return {}, [f"{key}: the setup in the link is not readable; not restored"]
@@ -119,6 +131,9 @@ def restore(key: str, link: Mapping[str, Any], text: str) -> tuple[dict[str, Any
     notes: list[str] = []
     for name, value in data.items():
         comp = link.get(name)
+        if comp is not None and isinstance(value, (list, dict)) and not isinstance(comp, gr.CheckboxGroup):
+            notes.append(f"{key}: {name}: a list or an object is not a value of this control; kept the default")
+            continue
         if comp is None:
             notes.append(f"{key}: {str(name)[:40]!r} is not a setting of this tab; skipped")
             continue

@@ -13,6 +13,7 @@ import pandas as pd
 from decoding_lab.ui.common import plots, urlstate
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.markdown import code_span
 from decoding_lab.ui.common.plots import show_token
 from decoding_lab.ui.explorer.chart import dist_chart
 from decoding_lab.ui.explorer import popover, strings
@@ -136,21 +137,6 @@ def step_table(stepper: Any, lang: str) -> tuple[list[str], list[list[Any]]]:
                      None if tr.entropy_T is None else round(tr.entropy_T, 3), tr.kept_final, "✓" if tr.forced else "",
                      round(ms, 1)])
     return headers, rows
-
-
-def code_span(text: str) -> str:
-    r"""``text`` as a markdown code span, shown as typed: inside one nothing is markup and no
-    entity is decoded (``'s`` escaped for HTML would read ``&#x27;s``); the fence is one backtick
-    longer than any run of backticks in the text, and a table's ``|`` is escaped.
-
-        >>> code_span("'s"), code_span("a`b"), code_span("<b>|")
-        ("`'s`", '`` a`b ``', '`<b>\\|`')
-    """
-    import re
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    body = text.replace("|", "\\|")
-    return f"{fence} {body} {fence}" if longest else f"{fence}{body}{fence}"
 
 
 def numbers_md(trace: Any, lang: str) -> str:

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from decoding_lab.grammar import GrammarMask, preset
 from decoding_lab.grammar.stage import GrammarExtra, mask_seconds_per_token
+from decoding_lab.ui.common.markdown import code_span
 from decoding_lab.ui.common.plots import BLUE, FONT, ORANGE, show_token
 from decoding_lab.ui.grammar.strings import tr
 
@@ -122,12 +123,13 @@ def status_md(lang: str, session: "GrammarSession | None") -> str:
         return ""
     st = session.stepper
     if not st.traces:
-        return tr(lang, "status_ready", model=session.model_name, constraint=session.constraint,
+        # the constraint's label starts with its source, which a share link can set: shown as typed
+        return tr(lang, "status_ready", model=session.model_name, constraint=code_span(session.constraint),
                   ms=1e3 * session.compile_seconds, n=len(st.prompt_ids))
     trace = st.traces[-1]
     r = _grammar_record(trace)
     allowed = r.extra.allowed if r is not None else trace.kept_final
-    text = tr(lang, "status_step", step=trace.step, token=f"`{show_token(trace.chosen_token)}`",
+    text = tr(lang, "status_step", step=trace.step, token=code_span(show_token(trace.chosen_token)),
               rank=trace.chosen_rank, p=trace.chosen_p_raw, allowed=allowed,
               state=tr(lang, f"state_{session.mask.status()}"))
     return text + (tr(lang, "forced_note") if r is not None and r.extra.forced else "")
