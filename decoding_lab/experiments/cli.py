@@ -96,8 +96,9 @@ def _setup(a: argparse.Namespace) -> tuple[Any, Path, Path]:
     if a.threads:
         torch.set_num_threads(a.threads)
     from decoding_lab.models import DEFAULT_MODEL, get_model
-    out = Path(a.out)
-    cache = Path(a.cache_dir) if a.cache_dir else default_cache_dir()
+    from decoding_lab.result_files import check_folder, check_output_file
+    out = check_output_file(a.out, "--out")            # before any work: a run never ends unable to write
+    cache = check_folder(a.cache_dir, "--cache-dir") if a.cache_dir else default_cache_dir()
     return get_model(a.model or DEFAULT_MODEL), out, cache
 
 
@@ -131,12 +132,10 @@ class _Interrupt:
 
 
 def _write(path: Path, obj: dict[str, Any]) -> None:
-    """Atomic: a reader (the app, a second command) never sees half a file."""
-    import os
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1))
-    os.replace(tmp, path)
+    """Atomic: a reader (the app, a second command) never sees half a file; only a regular file
+    (or nothing) at ``--out`` is replaced (``result_files``)."""
+    from decoding_lab.result_files import write_text_atomically
+    write_text_atomically(path, json.dumps(obj, ensure_ascii=False, indent=1), "--out")
 
 
 def _run_interruptible(fn: Any) -> Any:
@@ -174,6 +173,8 @@ def cmd_sweep(a: argparse.Namespace) -> None:
     result.command = command
     _write(out, result.to_json())
     _summary(result, out)
+    if result.stopped:                 # the partial file is written; a script must still see the stop
+        raise KeyboardInterrupt
 
 
 def _command(name: str, a: argparse.Namespace, out: Path) -> str:
@@ -275,8 +276,9 @@ def report_lines(d: dict[str, Any]) -> list[str]:
 def cmd_sweep_report(a: argparse.Namespace) -> None:
     from decoding_lab.experiments.sweep import load_result
     d = load_result(a.file)
-    if a.json:
-        for c in d["cells"]:
-            print(json.dumps({"label": c["label"], **c["metrics"]}))
-        return
-    print("\n".join(report_lines(d)))
+    try:
+        lines = ([json.dumps({"label": c["label"], **c["metrics"]}) for c in d["cells"]] if a.json
+                 else report_lines(d))
+    except (KeyError, TypeError, IndexError, ValueError) as e:   # the right format, the wrong content
+        raise SettingsError(f"{a.file}: not a whole sweep result (missing or malformed {e!s:.60})") from None
+    print("\n".join(lines))

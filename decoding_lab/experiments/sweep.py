@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -54,8 +55,11 @@ from decoding_lab.tasks.extract import EXTRACT_VERSIONS
 from decoding_lab.experiments.grid import (PENALTIES, TRUNCATIONS, Cell, SweepConfig, parse_penalty,  # noqa: F401
                                            parse_truncation)
 from decoding_lab.multisample.selection import majority_vote
+from decoding_lab.result_files import check_folder, write_text_atomically
 from decoding_lab.tasks.sets import Problem, Task, get_task
 from decoding_lab.stages import SettingsError
+
+log = logging.getLogger(__name__)
 
 FORMAT = "decoding-lab-sweep/1"
 CELL_FORMAT = 1     # bump when what a cell stores changes: old cache files are then ignored
@@ -306,6 +310,20 @@ def environment() -> dict[str, Any]:
             "python": platform.python_version(), "machine": platform.machine()}
 
 
+def read_cached_cell(path: Path) -> "CellResult | None":
+    """A cached cell, or None when the file cannot be read as one (cut short by a full disk, say,
+    or edited by hand): it is then renamed ``….corrupt`` beside the cache, said once on stderr, and
+    the cell is sampled again, so one bad file never blocks a sweep from resuming."""
+    try:
+        return CellResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, RecursionError) as e:
+        aside = path.with_name(path.name + ".corrupt")
+        os.replace(path, aside)
+        log.warning("the cached cell %s is unreadable (%s: %.80s); set aside as %s and sampled again",
+                    path.name, type(e).__name__, e, aside.name)
+        return None
+
+
 def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None = None,
               progress: ProgressFn | None = None, should_stop: StopFn | None = None,
               task: Task | None = None, on_cell: Callable[["SweepResult"], None] | None = None,
@@ -322,16 +340,17 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
         lm = get_model(config.model)
     model_name = getattr(lm, "name", config.model)
     problems = task.problems(config.problems, seed=config.seed, start=config.start)
-    cache = Path(cache_dir) if cache_dir is not None else None
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
+    cache = check_folder(cache_dir, "the sweep cache") if cache_dir is not None else None
     t0 = time.perf_counter()
     grid = config.cells()
     paths = [cache / f"{cell_key(config, c, model_name, task.kind)}.json" if cache is not None else None for c in grid]
     done: dict[int, CellResult] = {}
     for i, (cell, path) in enumerate(zip(grid, paths)):      # every cached cell first, whatever its place
         if path is not None and path.is_file():
-            done[i] = CellResult.from_json(json.loads(path.read_text()))
+            cached = read_cached_cell(path)
+            if cached is None:                               # set aside: the cell is sampled again
+                continue
+            done[i] = cached
             if progress:
                 progress(Progress(i, len(grid), cell.label, len(problems), len(problems), time.perf_counter() - t0,
                                   cached=True))
@@ -352,10 +371,8 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
         res = run_cell(lm, task, problems, cell, config, should_stop, report, batch=batch)
         if res is None:
             return result(stopped=True)
-        if path is not None:
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(res.to_json(texts=True), ensure_ascii=False))
-            os.replace(tmp, path)          # atomic: a killed run never leaves half a cell
+        if path is not None:               # atomic: a killed run never leaves half a cell
+            write_text_atomically(path, json.dumps(res.to_json(texts=True), ensure_ascii=False), "a cached cell")
         done[i] = res
         if on_cell is not None:
             on_cell(result(stopped=False))
