@@ -104,3 +104,10 @@ def test_a_stopped_sweep_keeps_its_partial_file_and_exits_non_zero(tiny_lm, tmp_
     assert r.returncode == 130 and "interrupted" in r.stderr, (r.returncode, r.stderr)
     d = json.loads(out.read_text())
     assert d["stopped"] and not d["complete"]
+
+
+def test_calibrating_from_a_sweep_file_without_its_content_is_one_line(tmp_path):
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({"format": "decoding-lab-sweep/1", "cells": []}))
+    r = cli_in_process("calibrate", "--from-sweep", str(f), "--out", str(tmp_path / "c.json"))
+    assert r.returncode == 2 and len(r.error_lines()) == 1 and "not a whole sweep result" in r.stderr, r.stderr

@@ -427,4 +427,8 @@ def load_result(path: str | Path) -> dict[str, Any]:
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         found = d.get("format") if isinstance(d, dict) else None
         raise SettingsError(f"{path}: not a {FORMAT} file (format {found!r})")
+    shapes = {"config": dict, "cells": list, "model": str}
+    missing = [k for k, kind in shapes.items() if not isinstance(d.get(k), kind)]
+    if missing or not all(isinstance(c, dict) for c in d["cells"]):
+        raise SettingsError(f"{path}: not a whole sweep result (missing or malformed {(missing or ['cells'])[0]})")
     return d
