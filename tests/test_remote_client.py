@@ -102,3 +102,76 @@ def test_retries_are_capped_and_not_json_is_named():
     with http_server([(200, "<html>proxy login</html>")]) as (url, _):
         with pytest.raises(RemoteError, match="not JSON: '<html>proxy login</html>'"):
             Client(ep(url, retries=0)).post("/v1/completions", {})
+
+
+@contextmanager
+def raw_server(handle):
+    """A loopback server whose handler ``handle(wfile)`` writes the whole answer itself."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            try:
+                handle(self)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client hung up: what the test wants
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_trickles_its_body_is_cut_off_at_the_deadline():
+    """Headers at once, then a byte every 50 ms for up to 20 s: each read is quick, so only a
+    deadline over the whole body ends it (before, the client read all of it, then found no JSON)."""
+    def trickle(h):
+        h.send_response(200)
+        h.send_header("Content-Length", "400")
+        h.end_headers()
+        for _ in range(400):
+            h.wfile.write(b" ")
+            h.wfile.flush()
+            time.sleep(0.05)
+
+    with raw_server(trickle) as url:
+        client = Client(ep(url, retries=0, timeout_s=1))
+        with pytest.raises(RemoteError, match=r"did not answer within 1\.0 s"):
+            client.post("/v1/completions", {})
+
+
+def test_a_compressed_body_that_inflates_past_the_cap_is_refused():
+    import gzip
+
+    from decoding_lab.remote import client as C
+    bomb = gzip.compress(b"[" + b" " * (C.MAX_RESPONSE_BYTES + 1024) + b"]", compresslevel=9)
+    assert len(bomb) < C.MAX_RESPONSE_BYTES // 100      # small on the wire
+
+    def send(h):
+        h.send_response(200)
+        h.send_header("Content-Encoding", "gzip")
+        h.send_header("Content-Length", str(len(bomb)))
+        h.end_headers()
+        h.wfile.write(bomb)
+
+    with raw_server(send) as url:
+        with pytest.raises(RemoteError, match=r"more than 32 MB"):
+            Client(ep(url, retries=0, timeout_s=30)).post("/v1/completions", {})
+
+
+def test_a_redirect_is_named_and_not_followed():
+    def redirect(h):
+        h.send_response(302)
+        h.send_header("Location", "http://127.0.0.1:9/elsewhere")
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    with raw_server(redirect) as url:
+        with pytest.raises(RemoteError, match=r"HTTP 302 \(a redirect\), which is not followed"):
+            Client(ep(url, retries=0, timeout_s=5)).post("/v1/completions", {})
