@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import os
 import time
 
 import pytest
@@ -238,3 +239,31 @@ def test_an_expired_grammar_session_says_so(monkeypatch, smollm):
     assert len(said) == 1 and "expired" in said[0] and "step 0" in said[0]
     handlers.session_for(GrammarRequest.from_inputs({**values, "lang": "zh"}), None, started=True)
     assert "过期" in said[-1]
+
+
+def test_export_folders_do_not_pile_up(tmp_path, monkeypatch):
+    """Every export wrote a folder that stayed forever (20 exports: 20 folders); an export now
+    removes the ones older than ``KEEP_S`` first."""
+    import tempfile
+
+    from decoding_lab.ui.common import export
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    old = tmp_path / (export.PREFIX + "old")
+    old.mkdir()
+    (old / "x.json").write_text("{}")
+    os.utime(old, (time.time() - export.KEEP_S - 5,) * 2)
+    fresh = export.write_files("run", {"a": 1}, ["h"], [[1]])
+    assert not old.exists() and all(os.path.isfile(f) for f in fresh)
+    assert len(list(tmp_path.glob(export.PREFIX + "*"))) == 1
+
+
+def test_the_upload_route_is_capped_and_the_file_cache_cleaned(app_url):
+    """The page has no upload control, yet gradio serves its upload route: 150 MB went in. Now
+    anything past the cap is refused, and gradio's file cache is cleared of old files."""
+    import httpx
+
+    from decoding_lab.ui import page
+    big = httpx.post(app_url + "gradio_api/upload", files={"files": ("big.bin", b"x" * 200_000)}, timeout=60)
+    small = httpx.post(app_url + "gradio_api/upload", files={"files": ("small.txt", b"hello")}, timeout=60)
+    assert big.status_code >= 400 and small.status_code == 200, (big.status_code, big.text[:200], small.status_code)
+    assert page.DELETE_CACHE[1] <= 3600

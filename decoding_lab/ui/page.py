@@ -177,7 +177,15 @@ def launch_kwargs() -> dict[str, Any]:
     css_file = ASSETS / "app.css"
     return {"css": css_file.read_text(encoding="utf-8") if css_file.is_file() else "",
             "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": HEAD,
-            "state_session_capacity": limits.current().max_sessions}
+            "state_session_capacity": limits.current().max_sessions,
+            # the page has no upload control, but gradio always serves its upload route: cap it
+            "max_file_size": MAX_UPLOAD}
+
+
+#: gradio's upload route accepts at most this (the app takes no uploads; it accepted 150 MB)
+MAX_UPLOAD = "64kb"
+#: gradio's file cache (exports offered for download): checked every hour, files older than an hour removed
+DELETE_CACHE = (3600, 3600)
 
 
 def _unique(components: list[Any]) -> list[Any]:
@@ -194,7 +202,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
     lang = norm_lang(lang)
     L = Labels()
     jobs = SessionJobs()  # model jobs running per tab (DECODING_LAB_SESSION_JOBS at most)
-    with gr.Blocks(title="Decoding Lab", fill_width=True) as demo:
+    with gr.Blocks(title="Decoding Lab", fill_width=True, delete_cache=DELETE_CACHE) as demo:
         lang_state = gr.State(lang)
         with gr.Row(elem_id="header"):
             with gr.Column(scale=5):

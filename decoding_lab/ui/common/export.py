@@ -13,8 +13,29 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+PREFIX = "decoding_lab_export_"
+#: an export folder older than this is removed when the next export is written (gradio has
+#: copied its files into its own cache by then, which ``delete_cache`` clears)
+KEEP_S = 600
+
+
 def _folder() -> Path:
-    return Path(tempfile.mkdtemp(prefix="decoding_lab_export_"))
+    remove_old_exports()
+    return Path(tempfile.mkdtemp(prefix=PREFIX))
+
+
+def remove_old_exports(keep_s: float = KEEP_S, root: str | None = None) -> int:
+    """Remove export folders older than ``keep_s`` seconds; returns how many went."""
+    import shutil
+    now, gone = time.time(), 0
+    for folder in Path(root or tempfile.gettempdir()).glob(PREFIX + "*"):
+        try:
+            if folder.is_dir() and not folder.is_symlink() and now - folder.stat().st_mtime > keep_s:
+                shutil.rmtree(folder, ignore_errors=True)
+                gone += 1
+        except OSError:   # another process removed it first
+            continue
+    return gone
 
 
 def _stem(name: str) -> str:
