@@ -42,3 +42,16 @@ def test_the_beam_status_shows_the_model_s_text_as_typed():
     for lang in ("en", "zh"):
         html = rendered(views.status_text(result, lang))
         assert "<img" not in html and "<a " not in html and "![a](" in html
+
+
+def test_plotly_text_shows_a_token_as_typed():
+    """Plotly reads <b> and <a href> in hover text and labels; a Hub model's vocabulary may hold
+    such tokens, so the charts escape them (plotly turns the entities back into the characters)."""
+    from decoding_lab.ui.common.plots import token_labels
+    from decoding_lab.ui.explorer.chart import hover_text
+    row = SimpleNamespace(token="<a href='http://x'>", token_id=7, rank=1, logit=1.0, p_raw=0.5, p_final=0.5,
+                          cut_by=None, p_cut=None)
+    trace = SimpleNamespace(chosen_token_id=3, forced=False, greedy=True)
+    text = hover_text(row, trace, "en")
+    assert "<a" not in text and "&lt;a␣href=" in text
+    assert token_labels([row]) == ["#1 &lt;a␣href='http://x'&gt;"]

@@ -17,7 +17,7 @@ from decoding_lab.ui.beam import tree_layout
 from decoding_lab.ui.beam.strings import tr
 from decoding_lab.ui.beam.tree_layout import Key, Node
 from decoding_lab.ui.common.i18n import t
-from decoding_lab.ui.common.plots import BLUE, FONT, GREY, ORANGE, show_token
+from decoding_lab.ui.common.plots import BLUE, FONT, GREY, ORANGE, plot_token
 
 STATUS_STYLE = {  # status -> (colour, symbol, size)
     "live": (BLUE, "circle", 11),
@@ -58,7 +58,7 @@ def _label(c: Any, lang: str) -> str:
     every finished node ran into its neighbours), nothing for a pruned one."""
     if c.status == "pruned":
         return ""
-    return tr(lang, "eos") if c.eos else show_token(c.token)
+    return tr(lang, "eos") if c.eos else plot_token(c.token)
 
 
 def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis") -> go.Figure:
@@ -95,7 +95,7 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis
                 texts.append(_label(c, lang))
                 where.append("top center" if s % 2 == 0 else "bottom center")  # neighbours' labels alternate
                 anc.append(_ancestry_data(tree, rows, (s, j)))
-                h = (f"<b>{show_token(c.token)}</b> (id {c.token_id})<br>"
+                h = (f"<b>{plot_token(c.token)}</b> (id {c.token_id})<br>"
                      + tr(lang, "hover_node", step=s, parent=c.parent, lp=c.logprob, score=c.score))
                 if c.normalized_score is not None:
                     h += "<br>" + tr(lang, "hover_norm", norm=c.normalized_score, alpha=tree.length_penalty)

@@ -44,6 +44,18 @@ def show_token(s: str) -> str:
     return s.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "⏎")
 
 
+def plot_token(s: str) -> str:
+    """A token as plotly text (hover, labels, ticks): visible whitespace, and ``<`` ``>`` ``&``
+    escaped, since plotly reads a subset of HTML in text (``<b>``, ``<a href>``) and a Hub model's
+    vocabulary may hold such tokens. Plotly turns the entities back into the characters.
+
+    >>> plot_token("<a href=x>"), plot_token(" the")
+    ('&lt;a␣href=x&gt;', '␣the')
+    """
+    import html
+    return html.escape(show_token(s), quote=False)
+
+
 def look(title: str, height: int = 360) -> dict[str, Any]:
     """The shared layout as a dict: the title at the top left with its own band of margin
     (the legend sits under it, the modebar to its right only on hover)."""
@@ -85,7 +97,7 @@ def empty_figure(lang: str, key: str = "dist_empty", height: int = 300) -> go.Fi
 
 def token_labels(rows: Sequence[Any]) -> list[str]:
     """Unique category labels: '#rank token' (two tokens may share a text)."""
-    return [f"#{r.rank} {show_token(r.token)}" for r in rows]
+    return [f"#{r.rank} {plot_token(r.token)}" for r in rows]
 
 
 def funnel_chart(trace: Any, vocab_size: int, lang: str) -> go.Figure:

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.i18n import t
-from decoding_lab.ui.common.plots import BLUE, ORANGE, show_token
+from decoding_lab.ui.common.plots import BLUE, ORANGE, plot_token
 from decoding_lab.ui.explorer.strings import tr
 
 RAW = "#bfdbfe"   # light blue: the raw distribution, the same for every token
@@ -50,7 +50,7 @@ def chosen_name(trace: Any, lang: str) -> str:
 
 
 def hover_text(row: Any, trace: Any, lang: str) -> str:
-    lines = [f"<b>{show_token(row.token)}</b> (id {row.token_id})",
+    lines = [f"<b>{plot_token(row.token)}</b> (id {row.token_id})",
              tr(lang, "hover_rank", rank=row.rank, logit=row.logit),
              tr(lang, "hover_p", raw=fmt_p(row.p_raw), final=fmt_p(row.p_final))]
     if row.cut_by:
