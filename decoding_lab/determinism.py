@@ -120,6 +120,10 @@ def iter_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     """The paths one at a time, each a ``VariantRun`` as soon as it is done (a UI shows
     progress per path; ``summarize`` turns the list into ``greedy_variants``' result). Every
     argument is checked before the first path runs."""
+    if not isinstance(getattr(lm, "model", None), torch.nn.Module):   # llama.cpp's kernels, a served model
+        raise SettingsError(f"the numerical paths re-run a transformers model's own weights (float32, bfloat16, "
+                            f"recomputed, batched); {lm.name} runs on {lm.source}: choose a transformers model "
+                            "(a bundled one's llama.cpp run is one of the paths)")
     prompt_ids = check_prompt_ids(lm, prompt_ids)
     max_new_tokens = limits.check_new_tokens(max_new_tokens)
     if not variants:

@@ -12,7 +12,7 @@ from decoding_lab.determinism import greedy_variants
 VOCAB, EOS = 8, 5
 
 
-class NextToken:
+class NextToken(torch.nn.Module):
     """A stand-in model: the next token is always (last token + 1), with a logit margin of 1."""
 
     device = torch.device("cpu")
@@ -20,7 +20,7 @@ class NextToken:
     def new_cache(self) -> object:
         return SimpleNamespace()
 
-    def __call__(self, input_ids, **kw):
+    def forward(self, input_ids, **kw):
         last = input_ids[:, -1]
         logits = torch.zeros(input_ids.shape[0], 1, VOCAB)
         logits[torch.arange(input_ids.shape[0]), 0, (last + 1) % VOCAB] = 1.0
@@ -34,3 +34,16 @@ def test_every_path_stops_at_its_end_of_sequence_token():
     assert [r["tokens"] for r in out["runs"]] == [[2, 3, 4, 5]] * 3      # 40 asked, the text ended at 5
     assert all(r["margins"] == [1.0] * 4 for r in out["runs"])
     assert all(d["step"] is None for d in out["divergence"])
+
+
+def test_a_model_that_is_not_a_torch_module_is_refused_in_one_line():
+    """llama.cpp's kernels or a served model typed as the model: the paths re-run torch weights
+    (full recompute, a bfloat16 copy, a batch), so the run is refused before any path starts."""
+    import pytest
+
+    from decoding_lab.errors import SettingsError
+    kernels = SimpleNamespace(device=torch.device("cpu"))    # what a llama.cpp model object looks like here
+    lm = SimpleNamespace(model=kernels, vocab_size=VOCAB, eos_token_ids=[EOS], name="smollm2-135m-instruct@llama.cpp",
+                         source="llama.cpp", token_str=str, decode=str)
+    with pytest.raises(SettingsError, match="runs on llama.cpp: choose a transformers model"):
+        greedy_variants(lm, [1], 4, ("float32, cached", "float32, full recompute"))
