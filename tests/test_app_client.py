@@ -157,6 +157,12 @@ def test_language_switch_translates_messages(client):
 
 def test_order_preset_fills_the_custom_order(client):
     assert client.predict("llama.cpp", api_name="/explorer_order_preset").endswith("temperature")
+    # a list from an API caller was an unhandled TypeError (a bare "Error"): now it is either
+    # refused by gradio's choice check or changes nothing
+    try:
+        client.predict(["vllm"], api_name="/explorer_order_preset")
+    except REFUSED as e:
+        assert "unhashable" not in str(e) and "is not in the list of choices" in str(e), e
 
 
 # ----------------------------------------------------------------------------- compare
@@ -278,7 +284,7 @@ def test_fractional_and_boolean_integers_are_refused(client):
     assert len(step(client)["table"]["data"]) == 1       # the refused step left nothing behind
     from decoding_lab.errors import SettingsError
     from decoding_lab.ui.explorer.handlers import token_id_of
-    for bad in (2.7, "2.7", True, "nan", "inf"):          # the chart's click box sends text: never rounded
+    for bad in (2.7, "2.7", True, "nan", "inf", [], {}):  # the click box sends text; an API caller anything
         with pytest.raises(SettingsError, match="whole number"):
             token_id_of(bad)
     assert token_id_of("7") == 7 and token_id_of(7.0) == 7

@@ -84,7 +84,7 @@ def token_id_of(token: Any) -> int:
         if isinstance(token, bool) or not value.is_integer():   # 2.7 is refused, never rounded
             raise ValueError
         return int(value)
-    except (ValueError, OverflowError):  # "abc", "nan", "inf", 2.7
+    except (ValueError, OverflowError, TypeError):  # "abc", "nan", "inf", 2.7, a list
         raise SettingsError(f"token id must be a whole number, got {token!r:.40}") from None
 
 
@@ -246,7 +246,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
 
     def on_order(v: dict) -> dict:
         preset = v["preset"]
-        if preset in PRESET_ORDERS:
+        if isinstance(preset, str) and preset in PRESET_ORDERS:   # an API caller may send a list
             return {ui.settings["custom_order"]: ",".join(PRESET_ORDERS[preset])}
         return {ui.settings["custom_order"]: gr.update()}
 
