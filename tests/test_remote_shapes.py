@@ -103,7 +103,9 @@ def test_fill_never_outranks_a_reported_token_and_survives_rounding():
 
 
 @pytest.mark.parametrize("ids, lps, msg", [((), (), "no top tokens"), ((5, 5), (-1, -2), "outside"),
-                                           ((99,), (-1,), "outside")])
+                                           ((99,), (-1,), "outside"),
+                                           ((1, 2), (float("-inf"), float("-inf")), "all -inf"),   # was a
+                                           ((1, 2), (float("nan"), -1.0), "NaN")])                 # sampler crash
 def test_fill_refuses_impossible_reports(ids, lps, msg):
     with pytest.raises(ModelError, match=msg):
         fill_logits(ids, lps, 10)

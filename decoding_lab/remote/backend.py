@@ -83,6 +83,9 @@ def fill_logits(ids: tuple[int, ...], logprobs: tuple[float, ...], vocab: int) -
         raise ModelError(f"the server reported token ids outside the vocabulary of {vocab} (or twice): "
                          "is 'tokenizer' the served model's tokenizer?")
     lp = torch.tensor(logprobs, dtype=torch.float64).clamp(max=0.0)  # a logprob above 0 is rounding
+    if bool(torch.isnan(lp).any()) or not bool(torch.isfinite(lp).any()):
+        raise ModelError("the server reported log-probabilities that are NaN or all -inf: "
+                         "no distribution can be read from them")
     covered = float(lp.exp().sum())
     tail = max(0.0, 1.0 - covered)
     rest = vocab - len(ids)
