@@ -249,6 +249,15 @@ def test_a_token_without_a_reported_probability_is_nan_not_a_shift():
     assert seq.logprobs[2] == pytest.approx(math.log(0.25)) and seq.score == pytest.approx(math.log(0.125))
 
 
+@pytest.mark.parametrize("tokens", [[5, -3], [5, 2 ** 65], [5, 49_152]])
+def test_a_whole_sample_with_ids_outside_the_vocabulary_is_one_line(tokens):
+    """Ids from a misbehaving server reached the tokenizer, which raised OverflowError."""
+    from decoding_lab.remote.engine_samples import _sequence_from_llama
+    with pytest.raises(ModelError, match="outside the vocabulary"):
+        _sequence_from_llama({"tokens": tokens, "stop_type": "limit"}, decode=lambda ids: "", eos={2},
+                             vocab=49_152)
+
+
 class _SlowClient(_FakeClient):
     """A fake server that takes ``delay`` seconds to answer."""
 

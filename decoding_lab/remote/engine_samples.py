@@ -71,7 +71,17 @@ def _log(p: Any) -> float:
     return math.log(p) if isinstance(p, (int, float)) and p > 0 else -math.inf
 
 
-def _sequence_from_llama(r: Any, decode: Callable[[list[int]], str], eos: set[int]) -> GeneratedSequence:
+def _checked_ids(ids: list[int], vocab: int | None) -> list[int]:
+    """``ids`` if every one is a token of the vocabulary (a negative id or one past it would reach
+    the tokenizer and raise there, behind a bare error)."""
+    bad = next((i for i in ids if i < 0 or (vocab is not None and i >= vocab)), None)
+    if bad is not None:
+        raise ModelError(f"token id {bad} is outside the vocabulary" + (f" of {vocab}" if vocab else ""))
+    return ids
+
+
+def _sequence_from_llama(r: Any, decode: Callable[[list[int]], str], eos: set[int],
+                         vocab: int | None = None) -> GeneratedSequence:
     """One llama-server result (``return_tokens``, ``post_sampling_probs``) -> a sequence.
 
     ``stop_type`` "eos" means the last id is an end-of-generation token *of the GGUF* (which may
@@ -80,7 +90,7 @@ def _sequence_from_llama(r: Any, decode: Callable[[list[int]], str], eos: set[in
     server, so entries are matched to tokens by id; a token without one has NaN."""
     if not isinstance(r, dict) or not isinstance(r.get("tokens"), list):
         raise ModelError("a llama-server result without 'tokens' (was return_tokens sent?)")
-    ids = [int(t) for t in r["tokens"]]
+    ids = _checked_ids([int(t) for t in r["tokens"]], vocab)
     entries = [c for c in (r.get("completion_probabilities") or []) if isinstance(c, dict)]
     logprobs, k = [], 0
     for tok in ids:
@@ -113,7 +123,7 @@ def _sequences_openai(body: Any, lm: Any, eos: set[int]) -> tuple[list[Generated
         keyed = [_TOKEN_ID_KEY.fullmatch(t) if isinstance(t, str) else None for t in toks]
         text = c.get("text") if isinstance(c.get("text"), str) else ""
         if toks and all(keyed):
-            ids = [int(m.group(1)) for m in keyed]
+            ids = _checked_ids([int(m.group(1)) for m in keyed], lm.vocab_size)
         else:  # text keys only: tokenise the text again (it may not give the server's ids)
             ids, retokenised = list(lm.tokenizer(text, add_special_tokens=False)["input_ids"]), True
         finished = c.get("finish_reason") == "stop"
@@ -166,7 +176,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
             if len(results) != k:
                 raise _fail(ep, f"asked for {k} completions, got {len(results)}")
             try:
-                seqs += [_sequence_from_llama(r, lm.decode, eos) for r in
+                seqs += [_sequence_from_llama(r, lm.decode, eos, lm.vocab_size) for r in
                          sorted(results, key=lambda r: r.get("index", 0) if isinstance(r, dict) else 0)]
             except (ModelError, TypeError, ValueError) as e:
                 raise _fail(ep, str(e)) from None
