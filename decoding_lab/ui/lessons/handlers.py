@@ -5,9 +5,10 @@ is the page's (it calls that tab's ``fill``)."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -67,6 +68,46 @@ def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict |
     return {**(runs or {}), f"{les.number}/{exp.id}": run}, ""
 
 
+def _text(value: Any, limit: int = 64) -> bool:
+    if not isinstance(value, str) or len(value) > limit:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:     # a lone surrogate could not be sent back to the page
+        return False
+    return True
+
+
+def clean_state(v: dict[str, Any]) -> dict[str, Any]:
+    """What the browser keeps for the lessons (the checks passed, the learner's shuffle seed, past
+    runs) arrives as the browser, or an API caller, sent it: keep what has the right shape, and
+    start afresh from what has not (a number for the progress raised TypeError behind a bare
+    'Error').
+
+    >>> clean_state({"done": 3.5, "learner": ["x"], "runs": "no"})
+    {'done': [], 'learner': '', 'runs': {}}
+    >>> clean_state({"done": ["1.1", 7, "a\\udcff"], "learner": "ab12"})
+    {'done': ['1.1'], 'learner': 'ab12'}
+    """
+    out = dict(v)
+    if "done" in out:
+        done = out["done"]
+        out["done"] = [d for d in done if _text(d)][:1000] if isinstance(done, list) else []
+    if "learner" in out:
+        out["learner"] = out["learner"] if _text(out["learner"]) else ""
+    if "runs" in out and not isinstance(out["runs"], dict):
+        out["runs"] = {}
+    return out
+
+
+def kept_shape(fn: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """``fn`` given the browser's state through ``clean_state``."""
+    @functools.wraps(fn)
+    def call(v: dict[str, Any]) -> Any:
+        return fn(clean_state(v))
+    return call
+
+
 def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJobs | None = None) -> dict[str, Any]:
     """Tab-local events; with ``page`` (the ``gr.Blocks``) also the progress restore on page load."""
     outs = outputs(ui)
@@ -84,11 +125,11 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
         return {ui.current: les.number, ui.screen: 0, **show(v, number=les.number, screen=0)}
 
     inputs, names = inputs_of({**common, "pick": ui.picker})
-    events["open"] = ui.picker.input(named(on_pick, names), inputs, [ui.current, ui.screen, *outs],
+    events["open"] = ui.picker.input(named(kept_shape(on_pick), names), inputs, [ui.current, ui.screen, *outs],
                                      api_name="lesson_open")
 
     inputs, names = inputs_of(common)
-    events["teacher"] = ui.teacher.change(named(show, names), inputs, outs, api_visibility="private")
+    events["teacher"] = ui.teacher.change(named(kept_shape(show), names), inputs, outs, api_visibility="private")
 
     def move(delta: int):
         @guarded
@@ -100,7 +141,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
 
     for btn, delta, name in ((ui.prev, -1, "lesson_prev"), (ui.next, 1, "lesson_next")):
         # a key held or pressed twice quickly: run the latest press after the current one, never drop it
-        events[name] = btn.click(named(move(delta), names), inputs, [ui.screen, *outs], api_name=name,
+        events[name] = btn.click(named(kept_shape(move(delta)), names), inputs, [ui.screen, *outs], api_name=name,
                                  trigger_mode="always_last")
 
     def on_run(v: dict[str, Any]) -> dict:
@@ -115,7 +156,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
 
     run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot]
     inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number})
-    events["run"] = ui.run.click(model_event(on_run, names, jobs), inputs, run_outs, api_name="lesson_run",
+    events["run"] = ui.run.click(model_event(kept_shape(on_run), names, jobs), inputs, run_outs, api_name="lesson_run",
                                  concurrency_id="model")
 
     for i, slot in enumerate(ui.slots):
@@ -128,7 +169,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
             return {slot.feedback: msg, ui.done: done, ui.progress: full[ui.progress], ui.picker: full[ui.picker]}
 
         inputs, names = inputs_of({**common, "choice": slot.answer})
-        events[f"check_{i}"] = slot.check.click(named(guarded(on_check), names), inputs,
+        events[f"check_{i}"] = slot.check.click(named(kept_shape(guarded(on_check)), names), inputs,
                                                 [slot.feedback, ui.done, ui.progress, ui.picker],
                                                 api_name=f"lesson_check_{i + 1}")
 
@@ -151,7 +192,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
                     **show(v, learner=learner, number=number, screen=at)}
 
         inputs, names = inputs_of({**common, "link": ui.link_in})
-        events["restore"] = ui.link_in.change(named(on_restore, names), inputs,
+        events["restore"] = ui.link_in.change(named(kept_shape(on_restore), names), inputs,
                                               [ui.learner, ui.current, ui.screen, *outs],
                                               api_name="lesson_restore_progress")
         # the page is ready for a learner's clicks once this has drawn (browser tests wait for it)
