@@ -122,6 +122,11 @@ def test_builders_and_presets():
         assert c.label() and json.dumps(c.to_json())
     with pytest.raises(GrammarError, match="unknown grammar preset"):
         preset("nope")
+    for bad in (3.5, ["json-person"]):     # an API caller's value: one line, not AttributeError in a 400
+        with pytest.raises(GrammarError, match="unknown grammar preset"):
+            preset(bad)
+    with pytest.raises(GrammarError, match="unknown constraint kind 5"):
+        build_constraint(5, "x")
 
 
 def test_validate_output():

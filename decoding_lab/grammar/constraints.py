@@ -154,6 +154,8 @@ def gbnf(text: str, name: str = "") -> Constraint:
 def build_constraint(kind: str, text: str | dict | Sequence[str], name: str = "") -> Constraint:
     """One entry point for the UI and CLI: ``kind`` is one of KINDS (``json`` and ``choice``
     are accepted too); for ``choices`` the text may be a JSON list or one choice per line."""
+    if kind is not None and not isinstance(kind, str):
+        raise GrammarError(f"unknown constraint kind {kind!r:.40}; kinds: {', '.join(KINDS)}")
     k = (kind or "").strip().lower().replace("-", "_").replace(" ", "_")
     k = {"json": "json_schema", "schema": "json_schema", "choice": "choices", "cfg": "lark", "ebnf": "gbnf"}.get(k, k)
     if k == "regex":
@@ -226,6 +228,8 @@ PRESETS: dict[str, tuple[Any, str]] = {
 
 
 def preset(name: str) -> Constraint:
+    if name is not None and not isinstance(name, str):   # an API caller's number or list
+        raise GrammarError(f"unknown grammar preset {name!r:.40}; presets: {', '.join(PRESETS)}")
     key = (name or "").strip().lower().replace("_", "-")
     if key not in PRESETS:
         raise GrammarError(f"unknown grammar preset {name!r}; presets: {', '.join(PRESETS)}")
