@@ -37,11 +37,13 @@ run: setup models
 #   test-fast   unit tests, doctests, the tiny random model: no real model, no server, no browser
 #   test-model  the bundled models: parity, strategies, lessons' claims, llama.cpp, live servers
 #   test-app    gradio_client and browser tests against one shared app and one Chromium
-# `make test` runs all three in one pytest run, fast first (what CI runs).
+# `make test` runs all three at once in JOBS processes (pytest-xdist; the app lane is one group,
+# so it starts the app and Chromium once); `make test JOBS=0` runs them in this process, fast first.
 PYTEST := $(PY) -m pytest -q -ra
+JOBS ?= 2
 
 test: setup models browser llama-server
-	$(PYTEST)
+	$(PYTEST) -n $(JOBS) --dist loadgroup
 
 test-fast: setup
 	$(PYTEST) -m fast

@@ -70,6 +70,17 @@ def chromium() -> Iterator[Any]:
 SHOTS = Path("/tmp/shots")   # screenshots the browser tests write, to look at
 
 
+@contextlib.contextmanager
+def closing_page(browser: Any, width: int = 1440, height: int = 1000) -> Iterator[Any]:
+    """A new tab in its own browser context (no cookies or storage shared with another test),
+    closed afterwards; for a test that opens an app of its own with the run's one Chromium."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        yield ctx.new_page()
+    finally:
+        ctx.close()
+
+
 def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120_000) -> Any:
     """Open the app in ``page`` and wait for the Explorer (and, with ``tab``, switch to that tab
     and wait for its first control)."""

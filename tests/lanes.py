@@ -47,14 +47,24 @@ def _names(source: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", source))
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its lane (``-m fast`` selects on it), and order a whole run lane by
     lane, fast first, so a broken unit shows in the first minute (the sort is stable: each lane
-    keeps the order pytest collected it in)."""
+    keeps the order pytest collected it in).
+
+    Run by pytest-xdist with ``--dist loadgroup`` (``make test``'s two processes), each test file
+    is one group, so its module fixtures (a live server, a module's own app or tab) start once,
+    in the process that takes it; the app lane's files go out first, as they are the longest.
+    Each process then starts the shared app and Chromium at most once (session fixtures)."""
     lanes = {item.nodeid: lane_of(item) for item in items}
+    distributed = bool(getattr(config.option, "numprocesses", 0)) and getattr(config.option, "dist", "no") != "no"
     for item in items:
         item.add_marker(getattr(pytest.mark, lanes[item.nodeid]))
-    items.sort(key=lambda item: LANES.index(lanes[item.nodeid]))
+        if distributed:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    order = ("app", "model", "fast") if distributed else LANES
+    items.sort(key=lambda item: order.index(lanes[item.nodeid]))
 
 
 @pytest.hookimpl(wrapper=True)

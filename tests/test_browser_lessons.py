@@ -11,6 +11,9 @@ from decoding_lab.lessons import load_lessons
 pytestmark = pytest.mark.browser
 
 LESSONS = load_lessons()
+#: how long a paging or a reveal may take: a round trip to the app, which shares two cores with the
+#: other test process under `make test` (20 s was not always enough there)
+WAIT_MS = 60_000
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +69,7 @@ def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
     for i in range(n - 1):
         page.click("#teacher-next")
         page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
-                               timeout=20_000)
+                               timeout=WAIT_MS)
     check = les.checks[0]
     # the slots still hold the lesson loaded before until this one's views arrive: a click before
     # then picks a choice of the other lesson's question
@@ -86,7 +89,7 @@ def test_a_check_explains_the_choice_picked_and_counts_when_right(page):
     for i in range(n - 1, 0, -1):                      # back to the first screen for the next test
         page.click("#teacher-prev")
         page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i} ')",
-                               timeout=20_000)
+                               timeout=WAIT_MS)
 
 
 def test_lesson_1_three_scores_from_the_shipped_sweep(page):
@@ -102,8 +105,8 @@ def test_lesson_1_three_scores_from_the_shipped_sweep(page):
     for i in range(exp.screen - 1):
         page.click("#teacher-next")
         page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
-                               timeout=20_000)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+                               timeout=WAIT_MS)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
     assert page.inner_text("#lesson-run").strip() == "Read the shipped results"   # no live model here
     page.click("#lesson-guess input[value='vote']")
     page.click("#lesson-run")
@@ -125,7 +128,7 @@ def test_lesson_10_loads_the_two_engine_case_into_temperature_0(page):
     page.wait_for_function("document.querySelector('button[role=tab][aria-selected=true]').id"
                            " === 'tab-determinism-button'")
     page.wait_for_function("document.querySelector('#det-prompt textarea').value"
-                           " === 'What is the capital of France?'", timeout=20_000)
+                           " === 'What is the capital of France?'", timeout=WAIT_MS)
     labels = page.evaluate("[...document.querySelectorAll('#det-variants label')].map(l => l.innerText)")
     assert any("llama.cpp" in x for x in labels)
 
@@ -138,8 +141,8 @@ def open_experiment_screen(page, les, lang: str = "en") -> None:
     for i in range(les.experiments[0].screen - 1):
         page.click("#teacher-next")
         page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
-                               timeout=20_000)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+                               timeout=WAIT_MS)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
 
 
 def test_lesson_4_asks_for_the_tails_mass_before_it_shows_it(page):
@@ -210,7 +213,7 @@ def open_screen(page, les, screen: int, lang: str = "en") -> None:
     for i in range(screen - 1):
         page.click("#teacher-next")
         page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {i + 2} ')",
-                               timeout=20_000)
+                               timeout=WAIT_MS)
 
 
 def run_with_a_number(page, number: int, exp_id: str, guess: str, hidden: str, shows: str) -> str:
@@ -219,7 +222,7 @@ def run_with_a_number(page, number: int, exp_id: str, guess: str, hidden: str, s
     les = next(x for x in LESSONS if x.number == number)
     exp = next(e for e in les.experiments if e.id == exp_id)
     open_screen(page, les, exp.screen)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
     assert hidden not in page.inner_text("#lesson-text")
     page.fill("#lesson-guess-number input", guess)
     page.click("#lesson-run")
@@ -242,7 +245,7 @@ def test_lesson_13_in_chinese_which_temperature_leaves_problems_without_a_signal
     from conftest_app import SHOTS
     les = next(x for x in LESSONS if x.number == 13)
     open_screen(page, les, 1, "zh")
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
     page.click("#lesson-guess input[value='t03']")
     page.click("#lesson-run")
     page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('0.64')", timeout=60_000)
@@ -277,7 +280,7 @@ def test_a_lesson_picture_is_drawn_from_the_run(page, number, lang):
     les = next(x for x in LESSONS if x.number == number)
     exp = les.experiments[0]
     open_screen(page, les, exp.screen, lang)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
     page.click(f"#lesson-guess input[value='{exp.variants[0].key}']")
     page.click("#lesson-run")
     page.wait_for_function("document.querySelector('#lesson-plot .js-plotly-plot') !== null", timeout=90_000)
@@ -296,7 +299,7 @@ def test_a_derivation_waits_in_a_closed_why_box(page):
     """Lesson 3's dH/dT derivation is folded under "Why?" and opens on a click, in the lesson text."""
     les = next(x for x in LESSONS if x.number == 3)
     open_screen(page, les, 2)
-    page.wait_for_selector("#lesson-text details", state="attached", timeout=20_000)
+    page.wait_for_selector("#lesson-text details", state="attached", timeout=WAIT_MS)
     assert not page.is_visible("#lesson-text details p")
     page.click("#lesson-text details summary")
     page.wait_for_selector("#lesson-text details p", state="visible", timeout=5_000)
@@ -309,7 +312,7 @@ def test_lesson_2_folds_the_two_texts_under_the_result(page):
     les = next(x for x in LESSONS if x.number == 2)
     exp = les.experiments[0]
     open_screen(page, les, exp.screen)
-    page.wait_for_selector("#lesson-run", state="visible", timeout=20_000)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
     page.click("#lesson-guess input[value='beam']")
     page.click("#lesson-run")
     page.wait_for_selector("#lesson-result details", state="attached", timeout=120_000)

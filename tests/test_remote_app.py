@@ -9,7 +9,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import ValidationError
 
-from conftest_app import (SHOTS, chromium, configured_endpoints, explorer_args, llama_server_endpoints,
+from conftest_app import (SHOTS, closing_page, configured_endpoints, explorer_args, llama_server_endpoints,
                           loopback_llama_server, open_page, running_app)
 
 pytestmark = pytest.mark.real
@@ -108,12 +108,12 @@ def test_a_sampled_step_sets_the_engines_kept_tokens_beside_ours(app):
 
 
 @pytest.mark.browser
-def test_the_chart_marks_what_the_engine_kept(app):
+def test_the_chart_marks_what_the_engine_kept(app, browser):
     """A person opens a link to the served model at T 0.8, top-k 10 (llama.cpp order) and steps once:
     the chart marks the engine's kept tokens with diamonds and the table says they are ours."""
     _, _, url = app
-    with chromium() as browser:
-        page = open_page(browser.new_page(viewport={"width": 1440, "height": 1000}),
+    with closing_page(browser) as new_page:
+        page = open_page(new_page,
                          url + "?model=remote:llama&prompt=Tell+me+a+story+about+a+dog.&T=0.8&top_k=10"
                                "&order=llama.cpp&seed=3")
         page.wait_for_function("document.querySelector('#temperature input[type=number]').value === '0.8'")
@@ -128,13 +128,13 @@ def test_the_chart_marks_what_the_engine_kept(app):
 
 
 @pytest.mark.browser
-def test_compare_says_which_column_the_server_drew(app):
+def test_compare_says_which_column_the_server_drew(app, browser):
     """A person picks the served model on Compare and runs the starting columns (greedy, beam,
     sampling) with beam set to greedy: the sampled column reads "Drawn by the server's own
     sampler", the greedy one does not, and the entropy plot has the greedy column's line."""
     _, _, url = app
-    with chromium() as browser:
-        page = open_page(browser.new_page(viewport={"width": 1440, "height": 1000}), url, tab="compare")
+    with closing_page(browser) as new_page:
+        page = open_page(new_page, url, tab="compare")
         page.click("#cmp-model input")
         page.get_by_role("option", name="remote:llama").click()
         page.wait_for_function("document.querySelector('#cmp-model input').value === 'remote:llama'")
