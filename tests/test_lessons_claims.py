@@ -249,24 +249,20 @@ def _bf16_spacing(smollm, gemma):
     assert 0.0625 > 0.0075                                     # wider than the step-20 margin
 
 
-def _dog_logits_both_ways(lm, steps: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """float32's and bfloat16's logits on the float32 path's contexts (steps 0 .. steps-1)."""
+def _dog_logits_both_ways(lm, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """float32's and bfloat16's logits at ``step`` of the float32 path (the same context for both)."""
     from decoding_lab.determinism import _bf16
     ids = lm.encode_prompt(DOG, True)
     story = [t.chosen_token_id for t in Stepper.from_prompt(lm, DOG, True, SamplingSettings(temperature=0.0),
-                                                          top_n=2).steps(steps)]
-    bf = _bf16(lm)
-    out = []
+                                                          top_n=2).steps(step)]
+    x = torch.tensor([ids + story])
     with torch.no_grad():
-        for k in range(steps):
-            x = torch.tensor([ids + story[:k]])
-            out.append((lm.model(x).logits[0, -1].float(), bf(x).logits[0, -1].float()))
-    return out
+        return lm.model(x).logits[0, -1].float(), _bf16(lm)(x).logits[0, -1].float()
 
 
 @check("bf16-moves-step-20")
 def _bf16_moves(smollm, gemma):
-    z32, z16 = _dog_logits_both_ways(smollm, 21)[20]
+    z32, z16 = _dog_logits_both_ways(smollm, 20)
     top = z32.topk(2).indices
     assert (z32[top[0]] - z32[top[1]]).item() == pytest.approx(0.0075, abs=0.002)   # the margin
     assert (z16 - z32).abs().median().item() > 0.0075
@@ -280,7 +276,7 @@ def _bf16_mechanism(smollm, gemma):
     if div["step"] is None:   # this processor's bfloat16 rounding kept every argmax: nothing parted
         assert out["runs"][0]["tokens"] == out["runs"][1]["tokens"]
         return
-    z32, z16 = _dog_logits_both_ways(smollm, div["step"] + 1)[div["step"]]
+    z32, z16 = _dog_logits_both_ways(smollm, div["step"])
     a, b = z32.topk(2).indices
     gap_shift = abs((z16[a] - z16[b]) - (z32[a] - z32[b])).item()
     assert div["reference_margin"] <= gap_shift, (div, gap_shift)   # equal: bfloat16 rounded them to a tie
