@@ -37,22 +37,24 @@ run: setup models
 #   test-fast   unit tests, doctests, the tiny random model: no real model, no server, no browser
 #   test-model  the bundled models: parity, strategies, lessons' claims, llama.cpp, live servers
 #   test-app    gradio_client and browser tests against one shared app and one Chromium
-# `make test` runs all three at once in JOBS processes (pytest-xdist; the app lane is one group,
-# so it starts the app and Chromium once); `make test JOBS=0` runs them in this process, fast first.
+# `make test` runs all three at once (what CI runs). The model and app lanes run in JOBS processes
+# (pytest-xdist, one test file per group, so a file's module fixtures start once; each process
+# starts the shared app and Chromium at most once); JOBS=0 runs them in this one process.
 PYTEST := $(PY) -m pytest -q -ra
 JOBS ?= 2
+XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 
 test: setup models browser llama-server
-	$(PYTEST) -n $(JOBS) --dist loadgroup
+	$(PYTEST) $(XDIST)
 
 test-fast: setup
 	$(PYTEST) -m fast
 
 test-model: setup models llama-server
-	$(PYTEST) -m model
+	$(PYTEST) -m model $(XDIST)
 
 test-app: setup models browser llama-server
-	$(PYTEST) -m app
+	$(PYTEST) -m app $(XDIST)
 
 bench: setup models
 	$(PY) -m decoding_lab bench --json
