@@ -14,7 +14,6 @@ the machine, measured side by side by ``python -m decoding_lab bench --only gram
 
 from __future__ import annotations
 
-import random
 import statistics
 import threading
 import time
@@ -23,6 +22,7 @@ import pytest
 from gradio_client import Client
 
 from conftest_app import explorer_args
+from decoding_lab.bench import cap_choices   # 1000 choices just under the 20,000-character cap
 
 pytestmark = pytest.mark.real
 
@@ -83,13 +83,6 @@ def test_a_slow_compile_holds_no_model_slot(app_url, monkeypatch):
 
 
 ROUNDS = 5
-
-
-def cap_choices(seed: int) -> str:
-    """1000 distinct choices whose JSON list is just under 20,000 characters."""
-    rnd = random.Random(seed)
-    words = [f"{i:03d} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(12)) for i in range(1000)]
-    return "\n".join(words)
 
 
 def test_a_grammar_at_the_caps_does_not_slow_another_visitor(app_url, monkeypatch):
