@@ -43,9 +43,10 @@ from typing import Any, Callable
 
 import torch
 
-from decoding_lab.forward import forward, new_cache
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import MinP, TopK, TopP, TypicalP, History
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import forward_fresh, forward_next
 
 TRACED_SETTINGS = SamplingSettings(temperature=0.7, top_k=40, top_p=0.95, min_p=0.05, repetition_penalty=1.1, seed=0)
 
@@ -69,7 +70,7 @@ def _interleaved(a: Callable[[], Any], b: Callable[[], Any], rounds: int) -> tup
 
 
 # ------------------------------------------------------------------------------ sections
-def step_overhead(lm: Any, tokens: int = 24, rounds: int = 5) -> dict[str, Any]:
+def step_overhead(lm: LanguageModel, tokens: int = 24, rounds: int = 5) -> dict[str, Any]:
     from decoding_lab.stepper import Stepper
     prompt = lm.encode_prompt("Write a short story about a lighthouse keeper.", lm.has_chat_template)
 
@@ -80,12 +81,10 @@ def step_overhead(lm: Any, tokens: int = 24, rounds: int = 5) -> dict[str, Any]:
         traced.per_step = (time.perf_counter() - t0) / max(1, len(s.tokens))  # type: ignore[attr-defined]
 
     def bare() -> None:
-        cache = new_cache(lm.model)
-        logits = forward(lm.model, torch.tensor([prompt]), cache)
+        cache, logits = forward_fresh(lm, prompt)
         t0 = time.perf_counter()
         for _ in range(tokens):
-            tok = logits.argmax(-1, keepdim=True)
-            logits = forward(lm.model, tok, cache)
+            logits = forward_next(lm, cache, logits.argmax(-1).tolist())
         bare.per_step = (time.perf_counter() - t0) / tokens  # type: ignore[attr-defined]
 
     per_traced, per_bare = [], []
@@ -105,7 +104,7 @@ def backend_steps(name: str, tokens: int = 24, rounds: int = 5) -> dict[str, Any
     torch_lm, cpp_lm = get_model(name), get_model(name + LLAMACPP_SUFFIX)
     prompt = torch_lm.encode_prompt("Write a short story about a lighthouse keeper.", torch_lm.has_chat_template)
 
-    def per_step(lm: Any) -> float:
+    def per_step(lm: LanguageModel) -> float:
         s = Stepper(lm, prompt, TRACED_SETTINGS)
         t0 = time.perf_counter()
         s.steps(tokens)
@@ -120,7 +119,7 @@ def backend_steps(name: str, tokens: int = 24, rounds: int = 5) -> dict[str, Any
             "threads": torch.get_num_threads()}
 
 
-def sampling_ops(lm: Any | None = None, vocab_sizes: tuple[int, ...] = (49152, 262144),
+def sampling_ops(lm: LanguageModel | None = None, vocab_sizes: tuple[int, ...] = (49152, 262144),
                  repeats: int = 30) -> list[dict[str, Any]]:
     """Each stage's cost on one row of logits. Two kinds of row: random logits (N(0, 9): a flat
     distribution whose nucleus holds most of the vocabulary, the worst case for top-p, which
@@ -131,8 +130,7 @@ def sampling_ops(lm: Any | None = None, vocab_sizes: tuple[int, ...] = (49152, 2
         (f"random, vocab {v}", torch.randn(1, v, generator=torch.Generator().manual_seed(0)) * 3) for v in vocab_sizes]
     if lm is not None:
         prompt = lm.encode_prompt("Tell me a story about a lighthouse keeper.", lm.has_chat_template)
-        inputs.append((f"{lm.name} logits, vocab {lm.vocab_size}", forward(lm.model, torch.tensor([prompt]),
-                                                                           new_cache(lm.model))))
+        inputs.append((f"{lm.name} logits, vocab {lm.vocab_size}", forward_fresh(lm, prompt)[1]))
     rows = []
     h = History.empty()
     for label, z in inputs:
@@ -151,7 +149,7 @@ def sampling_ops(lm: Any | None = None, vocab_sizes: tuple[int, ...] = (49152, 2
     return rows
 
 
-def temperature_zero(lm: Any, tokens: int = 40) -> list[dict[str, Any]]:
+def temperature_zero(lm: LanguageModel, tokens: int = 40) -> list[dict[str, Any]]:
     """The Temperature 0 tab's run: every numerical path, greedy, on its default question
     (which ends in a few tokens) and on a story prompt that runs the full 40; seconds per path
     and in all (target: 30 s on these 2-core machines)."""
@@ -174,7 +172,7 @@ def temperature_zero(lm: Any, tokens: int = 40) -> list[dict[str, Any]]:
     return out
 
 
-def compare_columns(lm: Any, tokens: int = 40, rounds: int = 3) -> dict[str, Any]:
+def compare_columns(lm: LanguageModel, tokens: int = 40, rounds: int = 3) -> dict[str, Any]:
     """The Compare tab's four sampling columns as one batch (``iter_columns``) against one column
     alone, and against the four run one after another (the tab before batching); interleaved
     rounds, medians. Target: four columns within 1.5x of one."""
@@ -207,7 +205,7 @@ def compare_columns(lm: Any, tokens: int = 40, rounds: int = 3) -> dict[str, Any
             "lengths": batch.lengths}  # type: ignore[attr-defined]
 
 
-def sweep_cell(lm: Any, problems: int = 8, n: int = 16, tokens: int = 40, rounds: int = 2) -> dict[str, Any]:
+def sweep_cell(lm: LanguageModel, problems: int = 8, n: int = 16, tokens: int = 40, rounds: int = 2) -> dict[str, Any]:
     """A slice of a sweep cell (addition, T = 0.7, no truncation): ``problems`` problems sampled as
     one batch against one problem at a time, interleaved rounds, medians; the two must give the
     same outcomes. Target: 3x."""
@@ -249,7 +247,7 @@ def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def memory_with_sessions(lm: Any, sessions: int = 8, tokens: int = 32) -> dict[str, Any]:
+def memory_with_sessions(lm: LanguageModel, sessions: int = 8, tokens: int = 32) -> dict[str, Any]:
     """Resident memory with ``sessions`` steppers open, each ``tokens`` steps in (KV caches kept)."""
     import psutil
     from decoding_lab.stepper import Stepper
@@ -288,7 +286,7 @@ def ui_roundtrip_in_fresh_process(name: str) -> list[dict[str, Any]]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def throughput(lm: Any, rounds: int = 3) -> list[dict[str, Any]]:
+def throughput(lm: LanguageModel, rounds: int = 3) -> list[dict[str, Any]]:
     """Our strategies against ``model.generate`` with the same settings."""
     from decoding_lab import strategies
     rows = []
@@ -337,7 +335,7 @@ def throughput(lm: Any, rounds: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
-def _strip_eos(ids: list[int], lm: Any) -> list[int]:
+def _strip_eos(ids: list[int], lm: LanguageModel) -> list[int]:
     out = []
     for t in ids:
         if t in lm.eos_token_ids:
@@ -346,7 +344,7 @@ def _strip_eos(ids: list[int], lm: Any) -> list[int]:
     return out
 
 
-def tilt_cost(lm: Any, tokens: int = 12, configs: tuple[tuple[int, int], ...] = ((2, 8), (4, 16), (8, 16)),
+def tilt_cost(lm: LanguageModel, tokens: int = 12, configs: tuple[tuple[int, int], ...] = ((2, 8), (4, 16), (8, 16)),
               rounds: int = 3, eta: float = 1.0) -> list[dict[str, Any]]:
     """Seconds per generated token of a ``VerifierTilt`` chain (top-m candidates, each scored by a
     greedy rollout of ``rollout_tokens``) against the plain chain, both at T = 0.7 with seed 0, on the
@@ -392,7 +390,7 @@ def tilt_cost(lm: Any, tokens: int = 12, configs: tuple[tuple[int, int], ...] = 
     return rows
 
 
-def grammar_cost(lm: Any) -> dict[str, Any] | None:
+def grammar_cost(lm: LanguageModel) -> dict[str, Any] | None:
     """Mask time per token against the forward pass, greedy under the JSON preset."""
     from decoding_lab.grammar import benchmark_mask, preset, preset_prompt
     return benchmark_mask(lm, preset("json-person"), n_tokens=48, prompt=preset_prompt("json-person"))
@@ -407,7 +405,7 @@ def cap_choices(seed: int, count: int = 1000) -> str:
                      for i in range(count))
 
 
-def grammar_load(lm: Any, rounds: int = 5) -> dict[str, Any]:
+def grammar_load(lm: LanguageModel, rounds: int = 5) -> dict[str, Any]:
     """Another visitor's Reset + Step alone, and while a grammar at the caps compiles beside it in
     the grammar pool (as the app runs it: a compile holds no model slot), rounds interleaved.
     The ratio is what a compile costs a Step on this machine's cores; the app's tests check only

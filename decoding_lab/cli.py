@@ -22,6 +22,7 @@ from decoding_lab.params import PARAMS, parse_bias_text
 from decoding_lab.engines import DEFAULTS_PRESETS
 from decoding_lab.settings import engine_defaults
 from decoding_lab.settings import PRESET_ORDERS, SamplingSettings
+from decoding_lab.backends.base import LanguageModel
 
 
 class CliError(UserError):
@@ -108,14 +109,14 @@ def _add_extra_commands(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- helpers
-def settings_from_args(a: argparse.Namespace, lm: Any = None) -> SamplingSettings:
+def settings_from_args(a: argparse.Namespace, lm: LanguageModel | None = None) -> SamplingSettings:
     """The flags given, over the engine's defaults (``--engine-defaults``) or over "off"."""
     given = {k: getattr(a, k) for k in PARAMS if getattr(a, k, None) is not None}
     if "logit_bias" in given:
         given["logit_bias"] = parse_bias_text(given["logit_bias"])
     name = getattr(a, "engine_defaults", None)
     if name:
-        base = engine_defaults(name, getattr(getattr(lm, "model", None), "generation_config", None))
+        base = engine_defaults(name, lm.generation_config if lm is not None else None)
         return base.replace(**given, **({"order": a.order} if a.order else {}))
     return SamplingSettings(**given, order=a.order or "transformers")
 
@@ -125,7 +126,7 @@ def _model(a: argparse.Namespace) -> Any:
     return get_model(a.model or DEFAULT_MODEL)
 
 
-def _prompt_ids(lm: Any, a: argparse.Namespace) -> list[int]:
+def _prompt_ids(lm: LanguageModel, a: argparse.Namespace) -> list[int]:
     chat = lm.has_chat_template if a.chat is None else a.chat
     return lm.encode_prompt(a.prompt, chat)
 
@@ -151,7 +152,7 @@ def _constraint(a: argparse.Namespace) -> Any:
     return build_constraint("gbnf" if "::=" in text else "lark", text)
 
 
-def _grammar_stages(lm: Any, constraint: Any) -> dict:
+def _grammar_stages(lm: LanguageModel, constraint: Any) -> dict:
     """The grammar mask of ``constraint`` on ``lm``'s vocabulary (none without a constraint)."""
     if constraint is None:
         return {}

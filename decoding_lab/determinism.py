@@ -31,7 +31,9 @@ from typing import Any, Callable, Iterator
 import torch
 
 from decoding_lab import limits
-from decoding_lab.forward import forward, new_cache
+from decoding_lab.backends.base import Backend, LanguageModel
+from decoding_lab.backends.hf import HFBackend
+from decoding_lab.decode import forward_fresh, forward_next, recompute, run as run_rows
 from decoding_lab.stages import SettingsError
 from decoding_lab.stepper import check_prompt_ids
 from decoding_lab.stats import top_margin
@@ -52,9 +54,9 @@ class VariantRun:
         return {"name": self.name, "tokens": self.tokens, "margins": self.margins}
 
 
-def _greedy_cached(model: Any, prompt: list[int], n: int, eos: frozenset[int] = frozenset()) -> VariantRun:
-    cache = new_cache(model)
-    logits = forward(model, torch.tensor([prompt]), cache)[0]
+def _greedy_cached(backend: Backend, prompt: list[int], n: int, eos: frozenset[int] = frozenset()) -> VariantRun:
+    cache, logits = forward_fresh(backend, prompt)
+    logits = logits[0]
     toks, margins = [], []
     for _ in range(n):
         margins.append(top_margin(logits))
@@ -62,17 +64,17 @@ def _greedy_cached(model: Any, prompt: list[int], n: int, eos: frozenset[int] = 
         toks.append(tok)
         if tok in eos:      # the text is over: a path stops at its end-of-sequence token
             break
-        logits = forward(model, torch.tensor([[tok]]), cache)[0]
+        logits = forward_next(backend, cache, [tok])[0]
     return VariantRun("", toks, margins)
 
 
 @torch.inference_mode()
-def _greedy_full(model: Any, prompt: list[int], n: int, eos: frozenset[int] = frozenset()) -> VariantRun:
+def _greedy_full(backend: Any, prompt: list[int], n: int, eos: frozenset[int] = frozenset()) -> VariantRun:
     """Every step reads the whole text again, without a cache (only the last position's
     logits are projected onto the vocabulary: the others would be thrown away)."""
     toks, margins = [], []
     for _ in range(n):
-        logits = model(torch.tensor([prompt + toks]), use_cache=False, logits_to_keep=1).logits[0, -1].float()
+        logits = recompute(backend, prompt + toks)[0]
         margins.append(top_margin(logits))
         toks.append(int(logits.argmax()))
         if toks[-1] in eos:
@@ -81,16 +83,16 @@ def _greedy_full(model: Any, prompt: list[int], n: int, eos: frozenset[int] = fr
 
 
 @torch.inference_mode()
-def _greedy_batched(model: Any, prompt: list[int], n: int, pad_id: int,
+def _greedy_batched(backend: Backend, prompt: list[int], n: int, pad_id: int,
                     eos: frozenset[int] = frozenset()) -> VariantRun:
     """Decode ``prompt`` as row 1 of a batch whose row 0 is a longer prompt (left padding)."""
     other = (prompt * 3)[: len(prompt) * 2]
     width = len(other)
     ids = torch.tensor([other, [pad_id] * (width - len(prompt)) + prompt])
     mask = torch.tensor([[1] * width, [0] * (width - len(prompt)) + [1] * len(prompt)])
-    cache = new_cache(model)
+    cache = backend.new_cache()
     toks, margins = [], []
-    logits = forward(model, ids, cache, attention_mask=mask)
+    logits = run_rows(backend, cache, ids, attention_mask=mask)
     for _ in range(n):
         row = logits[1]
         margins.append(top_margin(row))
@@ -100,11 +102,11 @@ def _greedy_batched(model: Any, prompt: list[int], n: int, pad_id: int,
             break
         nxt = torch.tensor([[int(logits[0].argmax())], [tok]])
         mask = torch.cat([mask, torch.ones(2, 1, dtype=mask.dtype)], dim=1)
-        logits = forward(model, nxt, cache, attention_mask=mask)
+        logits = run_rows(backend, cache, nxt, attention_mask=mask)
     return VariantRun("", toks, margins)
 
 
-def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
+def greedy_variants(lm: LanguageModel, prompt_ids: list[int], max_new_tokens: int = 40,
                     variants: tuple[str, ...] = VARIANTS) -> dict[str, Any]:
     """Run greedy decoding of ``prompt_ids`` along several numerical paths.
 
@@ -115,12 +117,12 @@ def greedy_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     return summarize(lm, runs)
 
 
-def iter_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
+def iter_variants(lm: LanguageModel, prompt_ids: list[int], max_new_tokens: int = 40,
                   variants: tuple[str, ...] = VARIANTS) -> Iterator[VariantRun]:
     """The paths one at a time, each a ``VariantRun`` as soon as it is done (a UI shows
     progress per path; ``summarize`` turns the list into ``greedy_variants``' result). Every
     argument is checked before the first path runs."""
-    if not isinstance(getattr(lm, "model", None), torch.nn.Module):   # llama.cpp's kernels, a served model
+    if not lm.caps.transformers:   # llama.cpp's kernels, a served model
         raise SettingsError(f"the numerical paths re-run a transformers model's own weights (float32, bfloat16, "
                             f"recomputed, batched); {lm.name} runs on {lm.source}: choose a transformers model "
                             "(a bundled one's llama.cpp run is one of the paths)")
@@ -134,11 +136,12 @@ def iter_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
     eos = frozenset(int(t) for t in (getattr(lm, "eos_token_ids", ()) or ()))
     n = max_new_tokens
     runners: dict[str, Callable[[], VariantRun]] = {
-        "float32, cached": lambda: _greedy_cached(lm.model, prompt_ids, n, eos),
-        "float32, full recompute": lambda: _greedy_full(lm.model, prompt_ids, n, eos),
+        "float32, cached": lambda: _greedy_cached(lm.backend, prompt_ids, n, eos),
+        "float32, full recompute": lambda: _greedy_full(lm.backend, prompt_ids, n, eos),
         "bfloat16, cached": lambda: _greedy_cached(_bf16(lm), prompt_ids, n, eos),
-        "batched with a longer prompt": lambda: _greedy_batched(lm.model, prompt_ids, n, int(lm.eos_token_ids[0]), eos),
-        "llama.cpp kernels, same GGUF": lambda: _greedy_cached(_on_llamacpp(lm).model, prompt_ids, n, eos),
+        "batched with a longer prompt": lambda: _greedy_batched(lm.backend, prompt_ids, n, int(lm.eos_token_ids[0]),
+                                                                eos),
+        "llama.cpp kernels, same GGUF": lambda: _greedy_cached(_on_llamacpp(lm).backend, prompt_ids, n, eos),
     }
     unknown = [name for name in variants if name not in runners]
     if unknown:  # before any model work
@@ -149,7 +152,7 @@ def iter_variants(lm: Any, prompt_ids: list[int], max_new_tokens: int = 40,
         yield run
 
 
-def summarize(lm: Any, runs: list[VariantRun]) -> dict[str, Any]:
+def summarize(lm: LanguageModel, runs: list[VariantRun]) -> dict[str, Any]:
     """Texts, and where each path first differs from the first one (with the first's margin there)."""
     ref = runs[0]
     divergences = []
@@ -165,24 +168,25 @@ def summarize(lm: Any, runs: list[VariantRun]) -> dict[str, Any]:
             "divergence": divergences}
 
 
-def _on_llamacpp(lm: Any) -> Any:
+def _on_llamacpp(lm: LanguageModel) -> LanguageModel:
     """The same bundled GGUF on llama.cpp's kernels (a one-line message when it cannot be)."""
-    from decoding_lab.models import BUNDLED, LLAMACPP_SUFFIX, get_model
+    from decoding_lab.backends import get_model
+    from decoding_lab.bundled import BUNDLED
+    from decoding_lab.backends.llamacpp import SUFFIX as LLAMACPP_SUFFIX
 
-    if lm.name.endswith(LLAMACPP_SUFFIX):
-        return lm
     if lm.name not in BUNDLED:
         raise SettingsError(f"the llama.cpp path needs a bundled GGUF model ({', '.join(BUNDLED)}); "
                             f"{lm.name} has no GGUF file here")
     return get_model(lm.name + LLAMACPP_SUFFIX)
 
 
-_BF16: dict[int, Any] = {}
+_BF16: dict[int, HFBackend] = {}
 
 
-def _bf16(lm: Any) -> Any:
-    """A bfloat16 copy of the shared model, made once per process (read-only like the original)."""
+def _bf16(lm: LanguageModel) -> HFBackend:
+    """A bfloat16 copy of the shared transformers model, made once per process (read-only like
+    the original)."""
     key = id(lm.model)
     if key not in _BF16:
-        _BF16[key] = copy.deepcopy(lm.model).to(torch.bfloat16).eval()
+        _BF16[key] = HFBackend(copy.deepcopy(lm.model).to(torch.bfloat16).eval())
     return _BF16[key]

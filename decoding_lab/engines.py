@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from decoding_lab.errors import SettingsError
+from decoding_lab.params import engine_rows
 
 __all__ = ["EngineRules", "ENGINES", "CUSTOM_RULES", "DEFAULTS_PRESETS", "engine_default_values", "engines_with"]
 
@@ -110,16 +111,14 @@ DEFAULTS_PRESETS: dict[str, tuple[str, str]] = {
                                      "and top-k 50 when sampling"),
 }
 
-# llama.cpp's common_params_sampling defaults (common/common.h at the commit in _LLAMA_VERSION).
-_LLAMA_SERVER = {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "typical_p": 1.0,
-                 "repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0,
-                 "xtc_probability": 0.0, "xtc_threshold": 0.1, "dynatemp_range": 0.0, "dynatemp_exponent": 1.0,
-                 "dry_multiplier": 0.0, "dry_base": 1.75, "dry_allowed_length": 2, "dry_penalty_last_n": -1,
-                 "top_n_sigma": -1.0}
+# llama.cpp's common_params_sampling defaults (common/common.h at the commit in _LLAMA_VERSION), read from
+# the parameter table's llama-server column. Left out: the penalty window (the llama.cpp preset's own
+# convention, 64), the seed (random unless given) and the logit bias (none).
+_LLAMA_SERVER = {p.key: p.engine_default("llama-server") for p, _ in engine_rows("llama-server")
+                 if p.key not in ("repetition_window", "seed", "logit_bias")}
 
-# Keys vLLM reads from generation_config.json (ModelConfig.get_diff_sampling_param).
-_VLLM_KEYS = {"temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
-              "repetition_penalty": "repetition_penalty"}
+# Keys vLLM reads from generation_config.json (ModelConfig.get_diff_sampling_param): the table's column.
+_VLLM_KEYS = {p.key: key.name for p, key in engine_rows("vllm-gen-config")}
 
 
 def _config_dict(generation_config: Any) -> dict[str, Any]:

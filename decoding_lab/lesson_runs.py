@@ -44,6 +44,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from decoding_lab.backends.base import LanguageModel
 
 KINDS = ("step", "decode", "sweep", "bench", "ctd", "extract")
 FILE_KINDS = ("sweep", "bench", "ctd", "extract")   # kinds that read a shipped file instead of running the model
@@ -213,7 +214,7 @@ def _settings(exp: Experiment, v: Variant):
     return SamplingSettings.from_json({**exp.settings, **v.settings})
 
 
-def _last_step(lm: Any, exp: Experiment, v: Variant) -> tuple[Any, Any]:
+def _last_step(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, Any]:
     """The last step's trace, and the raw logits that step read."""
     from decoding_lab.stepper import Stepper
     extra = {}
@@ -252,7 +253,7 @@ def step_measure(trace: Any, measure: str) -> Any:
     raise ValueError(f"unknown measure {measure!r}")
 
 
-def _decode(lm: Any, exp: Experiment, v: Variant) -> tuple[Any, str]:
+def _decode(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, str]:
     """The measured value of one decode variant, and the text it wrote."""
     from decoding_lab.strategies import beam_search, greedy, sample
     ids = lm.encode_prompt(exp.prompt, exp.chat)

@@ -51,7 +51,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from decoding_lab.stages import SettingsError
+from decoding_lab.errors import SettingsError
 
 PREFIX = "DECODING_LAB_"
 PUBLIC_ENV = "DECODING_LAB_PUBLIC"

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
-from decoding_lab.stages import SettingsError
+from decoding_lab.errors import SettingsError
 
 if TYPE_CHECKING:  # only for type hints: metrics stay importable without the strategies
     from decoding_lab.strategies.result import GeneratedSequence, GenerationResult

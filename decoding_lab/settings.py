@@ -33,13 +33,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, TYPE_CHECKING
 
 from decoding_lab.engines import CUSTOM_RULES, ENGINES, EngineRules, engine_default_values, engines_with
 from decoding_lab.params import PARAMS, parse_bias_text
 from decoding_lab.stages import STAGE_CLASSES, Stage
 from decoding_lab.stages.registry import EXTRA_STAGE_NAMES, STAGE_NAMES
 from decoding_lab.errors import SettingsError
+
+if TYPE_CHECKING:  # a type hint only: the backends sit above this layer
+    from decoding_lab.backends.base import LanguageModel
 
 __all__ = ["SamplingSettings", "PRESET_ORDERS", "PRESET_PENALTY_WINDOW", "STAGE_NAMES",
            "EXTRA_STAGE_NAMES", "canonical_stage_name", "parse_order", "TRANSFORMERS_SAMPLING_DEFAULTS",
@@ -200,7 +203,7 @@ class SamplingSettings:
         if missing:
             raise SettingsError(f"stage(s) {', '.join(missing)} are on but missing from the order {','.join(order)}")
 
-    def build_chain(self, extra: dict[str, Stage] | None = None, lm: Any = None) -> list[Stage]:
+    def build_chain(self, extra: dict[str, Stage] | None = None, lm: LanguageModel | None = None) -> list[Stage]:
         """The active stages in order. ``extra`` adds stages built elsewhere (e.g. a grammar
         mask); an extra stage missing from the order goes first (a constraint should see
         the model's own distribution unless the user places it elsewhere). With ``lm`` the

@@ -14,7 +14,6 @@ The model is shared and read-only; everything else here belongs to one session, 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +22,16 @@ import torch
 
 from decoding_lab import limits, stats
 from decoding_lab.chain import check_token_id, run_chain, select_greedy, select_sample
-from decoding_lab.forward import crop_cache, forward, new_cache
+from decoding_lab.backends.base import crop_cache
+from decoding_lab.decode import forward_fresh, forward_more
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
 from decoding_lab.trace import StepTrace, TokenRow
 from decoding_lab.errors import SessionError  # noqa: F401  (re-exported: callers import it from here)
+from decoding_lab.backends.base import LanguageModel
 
 
-def check_prompt_ids(lm: Any, prompt_ids: Any) -> list[int]:
+def check_prompt_ids(lm: LanguageModel, prompt_ids: Any) -> list[int]:
     """A non-empty list of token ids inside the model's vocabulary, no longer than the
     deployment allows (``DECODING_LAB_MAX_PROMPT_TOKENS``)."""
     try:
@@ -73,14 +74,8 @@ class _Snapshot:
     rng_state: torch.Tensor
 
 
-def reported_json(cache: Any) -> dict[str, Any] | None:
-    """The server's report on the logits ``cache`` last produced (``decoding_lab.remote``), as JSON."""
-    report = getattr(cache, "last_report", None)
-    return dataclasses.asdict(report) if report is not None else None
-
-
 class Stepper:
-    def __init__(self, lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, top_n: int = 20,
+    def __init__(self, lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, top_n: int = 20,
                  extra_stages: dict[str, Stage] | None = None, max_new_tokens: int | None = None) -> None:
         self.lm = lm
         self.prompt_ids: list[int] = check_prompt_ids(lm, prompt_ids)
@@ -101,15 +96,15 @@ class Stepper:
             self.generator.seed()
         self.build_chain()  # validate order / stages early
         t0 = time.perf_counter()
-        self._cache = new_cache(lm.model)
+        self._cache = lm.new_cache()
         self._tell_engine()
-        self._next_logits = forward(lm.model, torch.tensor([self.prompt_ids]), self._cache)[0]
+        self._next_logits = forward_more(lm, self._cache, self.prompt_ids)[0]
         self.prefill_seconds = time.perf_counter() - t0
         self._last_forward = self.prefill_seconds
         self._last_z: torch.Tensor | None = None  # logits entering temperature at the last step
 
     @classmethod
-    def from_prompt(cls, lm: Any, prompt: str, chat: bool = True, settings: SamplingSettings | None = None,
+    def from_prompt(cls, lm: LanguageModel, prompt: str, chat: bool = True, settings: SamplingSettings | None = None,
                     **kw: Any) -> "Stepper":
         return cls(lm, lm.encode_prompt(prompt, chat), settings, **kw)
 
@@ -166,11 +161,10 @@ class Stepper:
         return self._cache is None
 
     def _tell_engine(self) -> None:
-        """A model on a server also picks a token itself on every forward: ask it to pick with
-        this session's settings, so the report can set its choice beside ours."""
-        if hasattr(self._cache, "engine_sampling"):
-            from decoding_lab.remote.payloads import sampling_from_settings
-            self._cache.engine_sampling = sampling_from_settings(self.settings)
+        """An engine that picks a token itself on every forward (``caps.engine_picks``: a server)
+        is asked to pick with this session's settings, so the report can set its choice beside ours."""
+        if self.lm.caps.engine_picks:
+            self.lm.backend.tell_engine(self._cache, self.settings)
 
     # ------------------------------------------------------------------ stepping
     def step(self, force_token_id: int | None = None) -> StepTrace:
@@ -204,12 +198,8 @@ class Stepper:
         t_select = time.perf_counter()
 
         trace = self._make_trace(raw, final, records, z_temp, chosen, force_token_id is not None, p_raw, p_final)
-        trace.reported = reported_json(self._cache)   # what a server said about these logits, if one made them
-        if trace.reported is not None and trace.reported.get("post_ids") is not None:
-            from decoding_lab.remote.agreement import engine_agreement  # what the engine kept, beside ours
-            trace.reported["agreement"] = engine_agreement(p_final, trace.reported["post_ids"],
-                                                           trace.reported["post_probs"], len(trace.reported["ids"]) or 1,
-                                                           self.settings.greedy)
+        # what the engine said about these logits (a server's top-N, its own pick and what it kept), if anything
+        trace.reported = self.lm.backend.step_report(self._cache, p_final, self.settings.greedy)
         t_stats = time.perf_counter()
         for stage in stages:
             stage.accept(chosen)
@@ -220,13 +210,13 @@ class Stepper:
         if not trace.finished:
             t0 = time.perf_counter()
             if self._cache is None:  # parked (``park``): one prefill of everything so far rebuilds it
-                self._cache = new_cache(self.lm.model)
+                self._cache = self.lm.new_cache()
                 self._tell_engine()
-                ids = torch.tensor([self.prompt_ids + self.tokens])
+                ids = self.prompt_ids + self.tokens
             else:
                 self._tell_engine()
-                ids = torch.tensor([[chosen]])
-            self._next_logits = forward(self.lm.model, ids, self._cache)[0]
+                ids = [chosen]
+            self._next_logits = forward_more(self.lm, self._cache, ids)[0]
             self._last_forward = time.perf_counter() - t0
         trace.timings = {"forward": forward_before, "chain": t_chain - t_start, "select": t_select - t_chain,
                          "stats": t_stats - t_select, "next_forward": self._last_forward if not trace.finished else 0.0}
@@ -328,10 +318,10 @@ class Stepper:
         from the very same computation as the first time."""
         seq = self.prompt_ids + self.tokens
         if crop_cache(self._cache, len(seq) - 1):
-            self._next_logits = forward(self.lm.model, torch.tensor([[seq[-1]]]), self._cache)[0]
+            self._next_logits = forward_more(self.lm, self._cache, [seq[-1]])[0]
         else:  # caches that cannot be cropped: prefill again
-            self._cache = new_cache(self.lm.model)
-            self._next_logits = forward(self.lm.model, torch.tensor([seq]), self._cache)[0]
+            self._cache, logits = forward_fresh(self.lm, seq)
+            self._next_logits = logits[0]
 
     def checkout(self, branch_index: int) -> None:
         """Swap the current continuation for a saved branch (the current one is saved in turn)."""
@@ -349,10 +339,10 @@ class Stepper:
         # The generator continues from where the branch's last step left it.
         self.generator.set_state(branch.rng_after)
         if crop_cache(self._cache, len(self.prompt_ids) + branch.from_step):
-            self._next_logits = forward(self.lm.model, torch.tensor([branch.tokens]), self._cache)[0]
+            self._next_logits = forward_more(self.lm, self._cache, branch.tokens)[0]
         else:
-            self._cache = new_cache(self.lm.model)
-            self._next_logits = forward(self.lm.model, torch.tensor([self.prompt_ids + self.tokens]), self._cache)[0]
+            self._cache, logits = forward_fresh(self.lm, self.prompt_ids + self.tokens)
+            self._next_logits = logits[0]
 
     def export(self) -> dict[str, Any]:
         """Everything a user may want to keep: prompt, settings, tokens, traces, branches."""

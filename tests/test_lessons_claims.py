@@ -257,7 +257,7 @@ def _dog_logits_both_ways(lm, step: int) -> tuple[torch.Tensor, torch.Tensor]:
                                                           top_n=2).steps(step)]
     x = torch.tensor([ids + story])
     with torch.no_grad():
-        return lm.model(x).logits[0, -1].float(), _bf16(lm)(x).logits[0, -1].float()
+        return lm.model(x).logits[0, -1].float(), _bf16(lm).module(x).logits[0, -1].float()
 
 
 @check("bf16-moves-step-20")

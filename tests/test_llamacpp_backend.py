@@ -13,7 +13,6 @@ import pytest
 import torch
 
 from decoding_lab.determinism import greedy_variants
-from decoding_lab.forward import forward, new_cache
 from decoding_lab.errors import ModelError
 from decoding_lab.models import get_model
 from decoding_lab.settings import SamplingSettings
@@ -49,19 +48,19 @@ def test_logits_equal_a_fresh_prefill(on_llamacpp):
     """Incremental decoding through the KV cache = reading the whole text at once, to float noise."""
     lm = on_llamacpp
     ids = lm.tokenizer("Once upon a time there was")["input_ids"]
-    cache = new_cache(lm.model)
-    forward(lm.model, torch.tensor([ids[:3]]), cache)
+    cache = lm.new_cache()
+    lm.forward(torch.tensor([ids[:3]]), cache)
     for t in ids[3:-1]:
-        forward(lm.model, torch.tensor([[t]]), cache)
-    step = forward(lm.model, torch.tensor([[ids[-1]]]), cache)[0]
-    whole = forward(lm.model, torch.tensor([ids]), new_cache(lm.model))[0]
+        lm.forward(torch.tensor([[t]]), cache)
+    step = lm.forward(torch.tensor([[ids[-1]]]), cache)[0]
+    whole = lm.forward(torch.tensor([ids]), lm.new_cache())[0]
     assert int(step.argmax()) == int(whole.argmax())
     assert float((step - whole).abs().max()) < 0.05
 
 
 def test_batched_calls_and_models_without_gguf_get_one_line(on_llamacpp):
     with pytest.raises(ModelError, match="one sequence at a time"):
-        forward(on_llamacpp.model, torch.tensor([[1, 2], [3, 4]]), new_cache(on_llamacpp.model))
+        on_llamacpp.forward(torch.tensor([[1, 2], [3, 4]]), on_llamacpp.new_cache())
     with pytest.raises(ModelError, match="has no GGUF file"):
         get_model("HuggingFaceTB/SmolLM2-360M@llama.cpp")
 

@@ -26,17 +26,17 @@ def test_a_missing_build_is_one_line(monkeypatch):
 
 
 def test_a_file_llamacpp_cannot_load_is_one_line(tmp_path):
-    from decoding_lab.llamacpp.backend import LlamaCppKernels
+    from decoding_lab.backends.llamacpp import LlamaCppBackend
     bad = tmp_path / "not-a-model.gguf"
     bad.write_bytes(b"GGUF but not really" * 10)
     with pytest.raises(ModelError, match="llama.cpp could not load 'not-a-model.gguf'") as e:
-        LlamaCppKernels(str(bad), n_ctx=64)
+        LlamaCppBackend(str(bad), n_ctx=64)
     assert "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("name,match", [("owner/model@llama.cpp", "has no GGUF file"),
                                         ("@llama.cpp", "has no GGUF file")])
 def test_names_without_a_gguf_are_refused_before_any_loading(name, match):
-    from decoding_lab.models import _canonical
+    from decoding_lab.models import canonical as _canonical
     with pytest.raises(ModelError, match=match):
         _canonical(name)

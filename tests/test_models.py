@@ -12,6 +12,7 @@ from tokenizers import Tokenizer, models as tk_models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from decoding_lab import models as M
+from decoding_lab.backends import hf as H, registry as R
 from decoding_lab.errors import ModelError
 from decoding_lab.models import BUNDLED, DEFAULT_MODEL, ModelSpec
 from decoding_lab.stages import SettingsError
@@ -62,7 +63,7 @@ def test_registry():
                                   "-x/y", "x/y.", "x--y/z", "owner/na me", "ow\nner/name", "x" * 200 + "/y", None])
 def test_junk_ids_rejected_before_network(junk, monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    monkeypatch.setattr(M, "_probe_hub", lambda rid: pytest.fail("network touched"))
+    monkeypatch.setattr(H, "_probe_hub", lambda rid: pytest.fail("network touched"))
     with pytest.raises(ModelError) as err:
         M.load_model(junk)
     assert "\n" not in str(err.value) and 0 < len(str(err.value)) < 320
@@ -92,7 +93,7 @@ def test_unreachable_hub_falls_back_to_local_cache_quickly(monkeypatch):
     def no_network(repo_id):
         raise ConnectionError("Name or service not known")
 
-    monkeypatch.setattr(M, "_probe_hub", no_network)
+    monkeypatch.setattr(H, "_probe_hub", no_network)
     start = time.perf_counter()
     with pytest.raises(ModelError, match="unreachable"):
         M.load_model("nobody-xyz/definitely-not-a-model-123")
@@ -105,10 +106,10 @@ def test_not_found_and_remote_code_messages():
 
     wrapped = OSError("x is not a valid model identifier")
     wrapped.__cause__ = RepositoryNotFoundError("404")
-    assert "not found" in M._why(wrapped)
-    assert "custom code" in M._why(ValueError("please pass trust_remote_code=True to load"))
-    assert "MemoryError" not in M._why(KeyError("odd"))  # generic: type + message
-    assert M._why(KeyError("odd")).startswith("KeyError")
+    assert "not found" in H._why(wrapped)
+    assert "custom code" in H._why(ValueError("please pass trust_remote_code=True to load"))
+    assert "MemoryError" not in H._why(KeyError("odd"))  # generic: type + message
+    assert H._why(KeyError("odd")).startswith("KeyError")
 
 
 def test_resolve_device(monkeypatch):
@@ -128,13 +129,13 @@ def test_cache_roundtrip_identical_logits(tmp_path):
     model, tok = tiny_model(), tiny_tokenizer()
     model.config.quantization_config = {"quant_method": "gguf", "gguf_file": "x.gguf"}  # like a GGUF load
     folder = tmp_path / "tiny"
-    M._save_cache(model, tok, folder, source="x.gguf")
+    H._save_cache(model, tok, folder, source="x.gguf")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny"]  # no temp folder left behind
     assert "quantization_config" not in (folder / "config.json").read_text()
     from safetensors import safe_open
     with safe_open(str(folder / "model.safetensors"), "pt") as f:
         assert "lm_head.weight" not in f.keys()  # tied copy dropped, re-tied on load
-    model2, tok2 = M._load_cache(folder)
+    model2, tok2 = H._load_cache(folder)
     assert model2.lm_head.weight.data_ptr() == model2.model.embed_tokens.weight.data_ptr()
     assert model2.dtype == torch.float32
     assert torch.equal(logits(model), logits(model2))
@@ -150,14 +151,14 @@ def test_cache_write_is_atomic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tok, "save_pretrained", killed)
     with pytest.raises(KeyboardInterrupt):
-        M._save_cache(model, tok, folder)
+        H._save_cache(model, tok, folder)
     assert list(tmp_path.iterdir()) == []  # neither a half cache nor a temp folder
     stale = tmp_path / ".tiny.tmp-1-dead"  # a temp folder left by a process killed long ago
     stale.mkdir()
     import os
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
     monkeypatch.undo()
-    M._save_cache(model, tok, folder)
+    H._save_cache(model, tok, folder)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny"]
 
 
@@ -174,7 +175,7 @@ def fake_bundled(monkeypatch):
 
     monkeypatch.setitem(BUNDLED, "tiny-test", ModelSpec("tiny-test", "tiny", "nobody-xyz/tiny", "tokenizers",
                                                         lambda: ("/nowhere", "tiny.gguf"), "pip install tiny"))
-    monkeypatch.setattr(M, "_load_gguf", fake_gguf)
+    monkeypatch.setattr(H, "_load_gguf", fake_gguf)
     return calls
 
 
@@ -246,8 +247,8 @@ def test_get_model_loads_once_across_threads(monkeypatch):
         time.sleep(0.2)
         return object()
 
-    monkeypatch.setattr(M, "load_model", slow_load)
-    monkeypatch.setattr(M, "_LOADED", {})
+    monkeypatch.setattr(R, "load_model", slow_load)
+    monkeypatch.setattr(R, "_LOADED", {})
     results = []
     threads = [threading.Thread(target=lambda: results.append(M.get_model(DEFAULT_MODEL))) for _ in range(4)]
     for t in threads:
@@ -269,8 +270,8 @@ def test_remote_code_is_never_trusted(monkeypatch):
             return make()
         return from_pretrained
 
-    monkeypatch.setattr(M.AutoTokenizer, "from_pretrained", recorder(tiny_tokenizer))
-    monkeypatch.setattr(M.AutoModelForCausalLM, "from_pretrained", recorder(tiny_model))
+    monkeypatch.setattr(H.AutoTokenizer, "from_pretrained", recorder(tiny_tokenizer))
+    monkeypatch.setattr(H.AutoModelForCausalLM, "from_pretrained", recorder(tiny_model))
     lm = M.load_model("someone/some-model")
     assert lm.source == "hub" and len(calls) == 2
     assert all(kw["trust_remote_code"] is False for kw in calls)
@@ -280,24 +281,24 @@ def test_remote_code_is_never_trusted(monkeypatch):
 
 
 def test_public_mode_serves_bundled_and_allow_listed_models_only(monkeypatch):
-    monkeypatch.setattr(M, "_load_hub", lambda repo_id: pytest.fail("a refused id must not reach the Hub"))
+    monkeypatch.setattr(H, "_load_hub", lambda repo_id: pytest.fail("a refused id must not reach the Hub"))
     monkeypatch.setenv("DECODING_LAB_PUBLIC", "1")
     for load in (M.load_model, M.get_model):
         with pytest.raises(ModelError, match="not available here.*DECODING_LAB_ALLOWED_MODELS") as err:
             load("someone/some-model")
         assert "smollm2-135m-instruct" in str(err.value) and "\n" not in str(err.value)
-    assert M._canonical(" SmolLM2-135M-Instruct ") == "smollm2-135m-instruct"  # bundled: always
+    assert M.canonical(" SmolLM2-135M-Instruct ") == "smollm2-135m-instruct"  # bundled: always
     monkeypatch.setenv("DECODING_LAB_ALLOWED_MODELS", "Someone/Some-Model, other/x")
-    assert M._canonical("someone/some-model") == "Someone/Some-Model"  # the list's spelling: one copy
+    assert M.canonical("someone/some-model") == "Someone/Some-Model"  # the list's spelling: one copy
     with pytest.raises(ModelError, match="bundled models .* and Someone/Some-Model, other/x"):
-        M._canonical("third/party")
+        M.canonical("third/party")
     with pytest.raises(ModelError, match="neither a bundled model"):  # the shape check still comes first
-        M._canonical("../etc/passwd")
+        M.canonical("../etc/passwd")
     monkeypatch.setenv("DECODING_LAB_ALLOWED_MODELS", "*")
-    assert M._canonical("third/party") == "third/party"
+    assert M.canonical("third/party") == "third/party"
     monkeypatch.delenv("DECODING_LAB_PUBLIC")  # a local run: any Hub id
     monkeypatch.delenv("DECODING_LAB_ALLOWED_MODELS")
-    assert M._canonical("third/party") == "third/party"
+    assert M.canonical("third/party") == "third/party"
 
 
 def test_prompt_text_is_capped_before_tokenising(fake_bundled, tmp_path, monkeypatch):

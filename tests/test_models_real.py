@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from decoding_lab import models as M
+from decoding_lab.backends import hf
 
 pytestmark = pytest.mark.real
 
@@ -68,9 +69,8 @@ def test_capital_of_france(lm):
 
 def test_cache_matches_gguf(lm):
     """The converted cache reproduces the GGUF load bit for bit (weights, config, tokenizer)."""
-    gguf_model, gguf_tok = M._load_gguf(*M.BUNDLED[lm.name].locate_gguf())
-    gguf = M.LoadedModel(lm.name, gguf_model.eval(), gguf_tok, torch.device("cpu"), lm.vocab_size,
-                         bool(gguf_tok.chat_template), "bundled-gguf", 0.0, M._eos_ids(gguf_model, gguf_tok))
+    gguf_model, gguf_tok = hf._load_gguf(*M.BUNDLED[lm.name].locate_gguf())
+    gguf = hf.loaded_from(lm.name, gguf_model.eval(), gguf_tok, "bundled-gguf")
     warm = M.load_model(lm.name)  # the fixture's load wrote (or found) the cache
     assert warm.source == "cache"
     assert gguf_model.config.vocab_size == warm.vocab_size

@@ -160,3 +160,53 @@ def test_engine_only_stages_are_refused_by_other_presets_with_a_reason():
         SamplingSettings(temperature=0.8, typical_p=0.9, order="vllm")
     s = SamplingSettings(temperature=0.8, xtc_probability=0.5, order="llama.cpp")
     assert "xtc" in [st_.name for st_ in s.build_chain()]
+
+
+# ----------------------------------------------------------------------------- engine columns
+def _endpoint(api: str):
+    import json
+    from decoding_lab.remote.config import parse_endpoints
+    (ep,) = parse_endpoints(json.dumps([{"name": "e", "base_url": "http://127.0.0.1:1", "model": "m", "api": api,
+                                         "tokenizer": "smollm2-135m-instruct"}]))
+    return ep
+
+
+#: A value "on" for each knob an engine has (in llama-server's spelling, as the sampling dict holds it).
+_ON = {"temperature": 0.7, "dynatemp_range": 0.5, "dynatemp_exponent": 2.0, "top_k": 7, "top_p": 0.8, "min_p": 0.1,
+       "typical_p": 0.9, "top_n_sigma": 1.5, "xtc_probability": 0.5, "xtc_threshold": 0.2, "repetition_penalty": 1.3,
+       "presence_penalty": 0.4, "frequency_penalty": -0.2, "penalty_last_n": 9, "dry_multiplier": 0.8,
+       "dry_base": 2.0, "dry_allowed_length": 4, "dry_penalty_last_n": 5, "logit_bias": ((3, -100.0),), "seed": 11}
+
+
+@pytest.mark.parametrize("api,body_of", [("llama-server", lambda b: b), ("openai", lambda b: b),
+                                         ("sglang", lambda b: b["sampling_params"])])
+def test_every_engine_spelling_in_the_table_reaches_that_engines_request(api, body_of):
+    """A row's engine column is the whole story: set the knob, and the request carries it under the
+    row's spelling; leave it off, and the request says the engine's own "off"."""
+    from decoding_lab.params import engine_rows
+    from decoding_lab.remote.payloads import _SAMPLING_NAME, build_request, neutral_sampling
+    ep = _endpoint(api)
+    rows = engine_rows(api)
+    assert rows, api
+    for p, key in rows:
+        name = _SAMPLING_NAME.get(p.key, p.key)
+        _, off = build_request(ep, list(range(20)), neutral_sampling(), n_vocab=500)
+        _, on = build_request(ep, list(range(20)), neutral_sampling(**{name: _ON[name]}), n_vocab=500)
+        assert key.name in body_of(on), (api, p.key)
+        assert body_of(on)[key.name] != body_of(off).get(key.name), (api, p.key)
+    off = body_of(build_request(ep, [1], neutral_sampling(), n_vocab=500)[1])
+    assert off["top_k"] == {"llama-server": 0, "openai": 500, "sglang": -1}[api]   # each engine's "off"
+    if api == "llama-server":
+        assert off["top_n_sigma"] == -1.0 and off["seed"] == -1
+
+
+def test_engine_defaults_and_inexact_stages_come_from_the_table():
+    from decoding_lab import engines
+    from decoding_lab.params import PARAMS, engine_rows
+    assert engines._VLLM_KEYS == {p.key: k.name for p, k in engine_rows("vllm-gen-config")}
+    assert engines.engine_default_values("llama-server")["top_k"] == PARAMS["top_k"].engine_default("llama-server") == 40
+    inexact = {p.key for p in PARAMS.values() if p.top_n_inexact}
+    assert inexact == {"dynatemp_range", "typical_p", "top_n_sigma", "xtc_probability", "repetition_penalty"}
+    assert not PARAMS["top_n_sigma"].inexact_from_top_n(-1.0) and PARAMS["top_n_sigma"].inexact_from_top_n(1.5)
+    assert not PARAMS["xtc_probability"].inexact_from_top_n(1.0)   # XTC that always fires needs no coin
+    assert PARAMS["xtc_probability"].inexact_from_top_n(0.5) and not PARAMS["top_k"].inexact_from_top_n(5)

@@ -69,7 +69,7 @@ def test_compare_runs_a_served_model_column_by_column(app):
     import json
 
     from decoding_lab.models import get_model
-    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.strategies.engine_samples import engine_samples
     from decoding_lab.settings import SamplingSettings
     _, client, _ = app
     args = {"model": "remote:llama", "prompt": "Say hello.", "ncols": 2, "max_new_tokens": 12, "c0_strategy": "greedy",

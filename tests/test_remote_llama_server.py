@@ -21,10 +21,9 @@ import torch
 
 from conftest_app import configured_endpoints, llama_server_endpoints, loopback_llama_server
 from decoding_lab.chain import run_chain
-from decoding_lab.forward import forward, new_cache
 from decoding_lab.models import get_model
 from decoding_lab.remote.agreement import engine_agreement
-from decoding_lab.remote.backend import load_remote
+from decoding_lab.backends.remote import load as load_remote
 from decoding_lab.remote.payloads import sampling_from_settings
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History
@@ -75,10 +74,10 @@ def test_greedy_steps_match_in_process_llamacpp(remote, local, prompt):
 
 def test_reported_top_n_is_llamacpps_log_softmax(remote, local):
     ids = remote.encode_prompt("Name three colours of the rainbow.", chat=True)
-    cache = new_cache(remote.model)
-    forward(remote.model, torch.tensor([ids]), cache)
+    cache = remote.new_cache()
+    remote.forward(torch.tensor([ids]), cache)
     report = cache.last_report
-    ref = torch.log_softmax(forward(local.model, torch.tensor([ids]), new_cache(local.model))[0].double(), -1)
+    ref = torch.log_softmax(local.forward(torch.tensor([ids]), local.new_cache())[0].double(), -1)
     assert len(report.ids) == 20
     assert list(report.ids) == torch.topk(ref, 20).indices.tolist()
     got = torch.tensor(report.logprobs, dtype=torch.float64)
@@ -105,9 +104,9 @@ PROMPT = "The cat sat on the mat. The cat sat on the"
 def test_post_sampling_top_n_is_what_our_llamacpp_preset_keeps(remote, case):
     settings = SamplingSettings(order="llama.cpp", seed=7, **CASES[case])
     ids = remote.encode_prompt(PROMPT, chat=False)
-    cache = new_cache(remote.model)
+    cache = remote.new_cache()
     cache.engine_sampling = sampling_from_settings(settings)
-    raw = forward(remote.model, torch.tensor([ids]), cache)[0]
+    raw = remote.forward(torch.tensor([ids]), cache)[0]
     final, _records, _z, _p_raw, p_final = run_chain(settings.build_chain(lm=remote), raw,
                                                      History.from_lists(ids, []), with_probs=True)
     rep = cache.last_report
@@ -128,14 +127,14 @@ def test_the_repetition_penalty_needs_raw_logits_which_a_server_does_not_report(
     set then differs from ours on the report, and equals ours on llama.cpp's own raw logits."""
     settings = SamplingSettings(order="llama.cpp", seed=7, temperature=1.0, top_k=10, repetition_penalty=1.5)
     ids = remote.encode_prompt(PROMPT, chat=False)
-    cache = new_cache(remote.model)
+    cache = remote.new_cache()
     cache.engine_sampling = sampling_from_settings(settings)
-    raw = forward(remote.model, torch.tensor([ids]), cache)[0]
+    raw = remote.forward(torch.tensor([ids]), cache)[0]
     rep = cache.last_report
     assert rep.inexact == ("repetition-penalty",) and any("not exact" in note for note in rep.exact)
     chain, history = settings.build_chain(lm=remote), History.from_lists(ids, [])
     on_report = engine_agreement(run_chain(chain, raw, history, with_probs=True)[4], rep.post_ids, rep.post_probs, 20, False)
-    true_raw = forward(local.model, torch.tensor([ids]), new_cache(local.model))[0]
+    true_raw = local.forward(torch.tensor([ids]), local.new_cache())[0]
     on_logits = engine_agreement(run_chain(settings.build_chain(lm=local), true_raw, history, with_probs=True)[4],
                                  rep.post_ids, rep.post_probs, 20, False)
     assert not on_report["same_set"] and on_report["only_engine"]  # this prompt's repeats are the top tokens
@@ -156,10 +155,10 @@ def test_the_explorer_trace_carries_the_engines_kept_set(remote):
 
 # ---------------------------------------------------------------- whole samples by the engine
 def test_the_engine_draws_n_samples_itself_reproducibly(remote, monkeypatch):
-    from decoding_lab.remote.engine_samples import _slots, engine_samples
+    from decoding_lab.strategies.engine_samples import _slots, engine_samples
     settings = SamplingSettings(order="llama.cpp", temperature=0.9, top_k=10, seed=5)
     ids = remote.encode_prompt("Tell me a story about a dog.", chat=True)
-    client = remote.model.client
+    client = remote.backend.client
     assert _slots(client) == 4  # the fixture's --parallel 4
     posts = []
     real_post = client.post
@@ -173,9 +172,9 @@ def test_the_engine_draws_n_samples_itself_reproducibly(remote, monkeypatch):
     assert all(s.token_ids[-1] in remote.eos_token_ids for s in res.sequences if s.finished)
     assert len({tuple(s.token_ids) for s in res.sequences}) >= 3  # samples, not one text six times
     # each sample's first token is one the engine's chain keeps at the first step, with that probability
-    cache = new_cache(remote.model)
+    cache = remote.new_cache()
     cache.engine_sampling = sampling_from_settings(settings)
-    forward(remote.model, torch.tensor([ids]), cache)
+    remote.forward(torch.tensor([ids]), cache)
     kept = dict(zip(cache.last_report.post_ids, cache.last_report.post_probs))
     for s in res.sequences:
         assert s.token_ids[0] in kept and math.exp(s.logprobs[0]) == pytest.approx(kept[s.token_ids[0]], abs=1e-4)
@@ -184,7 +183,7 @@ def test_the_engine_draws_n_samples_itself_reproducibly(remote, monkeypatch):
 
 
 def test_the_engines_greedy_sample_is_the_in_process_greedy_text(remote, local):
-    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.strategies.engine_samples import engine_samples
     from decoding_lab.strategies import greedy
     ids = remote.encode_prompt("What is the capital of France?", chat=True)
     (seq,) = engine_samples(remote, ids, GREEDY, n=1, max_new_tokens=20).sequences

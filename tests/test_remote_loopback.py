@@ -14,10 +14,9 @@ import torch
 
 from conftest_app import configured_endpoints, loopback_endpoints, loopback_llama_cpp_python_server
 from decoding_lab.chain import run_chain
-from decoding_lab.forward import forward, new_cache
 from decoding_lab.errors import ModelError
 from decoding_lab.models import get_model
-from decoding_lab.remote.backend import load_remote
+from decoding_lab.backends.remote import load as load_remote
 from decoding_lab.remote.payloads import sampling_from_settings
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History
@@ -67,10 +66,10 @@ def test_greedy_steps_match_in_process_llamacpp(remote, local, server_url):
 
 def test_reported_logprobs_are_llamacpps_log_softmax(remote, local):
     ids = remote.encode_prompt("Name three colours of the rainbow.", chat=True)
-    cache = new_cache(remote.model)
-    forward(remote.model, torch.tensor([ids]), cache)
+    cache = remote.new_cache()
+    remote.forward(torch.tensor([ids]), cache)
     report = cache.last_report
-    logits = forward(local.model, torch.tensor([ids]), new_cache(local.model))[0]
+    logits = local.forward(torch.tensor([ids]), local.new_cache())[0]
     ref = torch.log_softmax(logits.double(), -1)
     assert len(report.skipped) <= 2 and len(report.ids) >= 18
     got = torch.tensor(report.logprobs, dtype=torch.float64)
@@ -84,9 +83,9 @@ def test_reported_logprobs_are_llamacpps_log_softmax(remote, local):
 def test_engine_sample_lies_in_the_set_our_preset_keeps(remote, seed):
     settings = SamplingSettings(temperature=1.0, top_k=5, top_p=0.6, seed=seed, order="llama.cpp")
     ids = remote.encode_prompt("Once upon a time, in a small", chat=False)
-    cache = new_cache(remote.model)
+    cache = remote.new_cache()
     cache.engine_sampling = sampling_from_settings(settings)
-    raw = forward(remote.model, torch.tensor([ids]), cache)[0]
+    raw = remote.forward(torch.tensor([ids]), cache)[0]
     final, _, _ = run_chain(settings.build_chain(lm=remote), raw, History.from_lists(ids, []))
     kept = set(torch.nonzero(final > float("-inf")).flatten().tolist())
     assert 1 < len(kept) <= 5  # a real choice, inside the reported top-20 (so exact)

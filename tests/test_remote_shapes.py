@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from decoding_lab.errors import ModelError
-from decoding_lab.remote.backend import fill_logits
+from decoding_lab.backends.remote import fill_logits
 from decoding_lab.remote.payloads import build_request, neutral_sampling
 from decoding_lab.remote.config import parse_endpoints
 from decoding_lab.remote.shapes import parse, resolve_texts, text_index
@@ -185,14 +185,16 @@ def _served(api: str, client: _FakeClient, prompt_ids: bool = True):
     from types import SimpleNamespace
     (ep,) = parse_endpoints(json.dumps([{"name": "e", "base_url": "http://127.0.0.1:1", "model": "m", "api": api,
                                          "tokenizer": "smollm2-135m-instruct", "prompt_ids": prompt_ids}]))
+    from decoding_lab.backends.remote import RemoteBackend
     words = {"a": 5, "b": 6}
-    return SimpleNamespace(model=SimpleNamespace(endpoint=ep, client=client), name="remote:e", vocab_size=10,
+    backend = RemoteBackend(ep, SimpleNamespace(vocab_size=10), client=client)  # the real caps for this api
+    return SimpleNamespace(backend=backend, caps=backend.caps, name="remote:e", vocab_size=10,
                            eos_token_ids=(2,), decode=lambda ids: "".join({5: "a", 6: "b"}.get(i, "?") for i in ids),
                            tokenizer=lambda text, add_special_tokens=False: {"input_ids": [words[c] for c in text]})
 
 
 def test_engine_samples_read_openai_choices_with_ids_or_text():
-    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.strategies.engine_samples import engine_samples
     from decoding_lab.settings import SamplingSettings
     vllm = {"choices": [
         {"index": 1, "text": "b", "finish_reason": "length",
@@ -217,7 +219,7 @@ def test_engine_samples_read_openai_choices_with_ids_or_text():
 
 
 def test_engine_samples_split_n_over_llama_servers_slots_and_refuse_a_short_answer():
-    from decoding_lab.remote.engine_samples import engine_samples
+    from decoding_lab.strategies.engine_samples import engine_samples
     from decoding_lab.settings import SamplingSettings
     one = lambda i, toks, stop: {"index": i, "tokens": toks, "stop_type": stop,  # noqa: E731
                                  "completion_probabilities": [{"id": t, "prob": 0.5} for t in toks]}
@@ -241,7 +243,7 @@ def test_a_token_without_a_reported_probability_is_nan_not_a_shift():
     entries are matched by id, so the later tokens keep their own probabilities."""
     import math
 
-    from decoding_lab.remote.engine_samples import _sequence_from_llama
+    from decoding_lab.strategies.engine_samples import _sequence_from_llama
     seq = _sequence_from_llama({"tokens": [7, 8, 9], "stop_type": "limit",
                                 "completion_probabilities": [{"id": 7, "prob": 0.5}, {"id": 9, "prob": 0.25}]},
                                decode=lambda ids: "", eos={2})
@@ -252,7 +254,7 @@ def test_a_token_without_a_reported_probability_is_nan_not_a_shift():
 @pytest.mark.parametrize("tokens", [[5, -3], [5, 2 ** 65], [5, 49_152]])
 def test_a_whole_sample_with_ids_outside_the_vocabulary_is_one_line(tokens):
     """Ids from a misbehaving server reached the tokenizer, which raised OverflowError."""
-    from decoding_lab.remote.engine_samples import _sequence_from_llama
+    from decoding_lab.strategies.engine_samples import _sequence_from_llama
     with pytest.raises(ModelError, match="outside the vocabulary"):
         _sequence_from_llama({"tokens": tokens, "stop_type": "limit"}, decode=lambda ids: "", eos={2},
                              vocab=49_152)
@@ -275,21 +277,21 @@ def test_a_whole_sample_streams_waiting_snapshots_until_the_server_answers():
     """Compare steps its columns in turn: while the server writes, the engine column yields empty
     running snapshots instead of holding the others; then the server's sample, done; a failed
     request raises from the generator."""
-    from decoding_lab.remote.engine_samples import draws_whole_samples, iter_engine_sample
+    from decoding_lab.strategies.engine_samples import iter_engine_sample
     from decoding_lab.settings import SamplingSettings
     body = [{"index": 0, "tokens": [5, 6], "stop_type": "limit",
              "completion_probabilities": [{"id": 5, "prob": 0.5}, {"id": 6, "prob": 0.25}]}]
     lm = _served("llama-server", _SlowClient(0.5, body))
-    lm.source = "remote"
     snaps = list(iter_engine_sample(lm, [1], SamplingSettings(temperature=1.0, seed=1), 2, poll_s=0.05))
     assert len(snaps) >= 3 and all(not s.done and s.text == "" for s in snaps[:-1])
     assert snaps[-1].done and snaps[-1].text == "ab" and snaps[-1].settings["endpoint"] == "e"
-    assert draws_whole_samples(lm)
+    assert lm.caps.whole_samples
     with pytest.raises(ModelError, match="asked for 1 completions, got 0"):
         list(iter_engine_sample(_served("llama-server", _FakeClient([])), [1], SamplingSettings(), 2))
     with pytest.raises(SettingsError):   # the limits are checked when called, before any request
         iter_engine_sample(lm, [1], SamplingSettings(), 10 ** 9)
     # SGLang's native route gives no whole samples here: Compare steps it token by token instead
     sglang = _served("sglang", _FakeClient())
-    sglang.source = "remote"
-    assert not draws_whole_samples(sglang)
+    assert not sglang.caps.whole_samples
+    with pytest.raises(ModelError, match="cannot draw whole samples"):
+        iter_engine_sample(sglang, [1], SamplingSettings(), 2)

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from decoding_lab import models
+from decoding_lab.backends import registry
 from decoding_lab.errors import ModelError
 from decoding_lab.models import resolve_dtype
 from decoding_lab.settings import SamplingSettings
@@ -80,7 +81,7 @@ def test_nothing_is_parked_off_zerogpu(monkeypatch, tiny_lm):
 
 def test_start_up_loads_what_is_served_then_refuses_the_rest(zerogpu, monkeypatch):
     loaded: list[str] = []
-    monkeypatch.setattr(models, "_FROZEN", [])
+    monkeypatch.setattr(registry, "_FROZEN", [])
     monkeypatch.setattr(models, "get_model", lambda name: loaded.append(name))  # no real loads here
     monkeypatch.setenv("DECODING_LAB_ENDPOINTS", "")
     monkeypatch.setenv("DECODING_LAB_DEVICE", "cpu")   # preload_models only sets it where it is unset
@@ -91,7 +92,7 @@ def test_start_up_loads_what_is_served_then_refuses_the_rest(zerogpu, monkeypatc
         with pytest.raises(ModelError, match="cannot be loaded now: on this ZeroGPU Space"):
             models.get_model("owner/never-loaded")
     finally:
-        models._FROZEN.clear()
+        registry._FROZEN.clear()
 
 
 def test_bfloat16_is_offered_on_a_gpu_only(monkeypatch):

@@ -1,4 +1,5 @@
-"""A tiny random-weight causal LM with the same interface as ``models.LoadedModel``.
+"""A tiny random-weight causal LM: a real transformers backend (``backends.hf.HFBackend``) behind
+the ``backends.base.LanguageModel`` protocol, with a one-token-per-character tokenizer.
 
 Fast tests run the real stepper, KV cache and strategies on it in milliseconds."""
 
@@ -9,6 +10,9 @@ from dataclasses import dataclass, field
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from decoding_lab.backends.base import Cache, Caps
+from decoding_lab.backends.hf import HFBackend
+
 
 @dataclass
 class TinyLM:
@@ -18,6 +22,20 @@ class TinyLM:
     has_chat_template: bool = False
     eos_token_ids: tuple[int, ...] = (1,)
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    backend: HFBackend = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.backend = HFBackend(self.model)
+
+    @property
+    def caps(self) -> Caps:
+        return self.backend.caps
+
+    def new_cache(self) -> Cache:
+        return self.backend.new_cache()
+
+    def forward(self, input_ids: torch.Tensor, cache: Cache, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.backend.forward(input_ids, cache, attention_mask)
 
     def encode_prompt(self, prompt: str, chat: bool = False) -> list[int]:
         # One token per character, shifted past the special ids 0 and 1.

@@ -53,6 +53,7 @@ from decoding_lab.experiments.sweep import (Cell, ProblemOutcome, ProgressFn, St
                                             run_sweep)
 from decoding_lab.tasks.sets import get_task
 from decoding_lab.stages import SettingsError
+from decoding_lab.backends.base import LanguageModel
 
 T_MIN, T_MAX = 0.05, 3.0
 
@@ -175,7 +176,7 @@ def build_report(fit: CalibrationFit, n: int, cal: dict[float, list[ProblemOutco
     return report
 
 
-def compare_ctd(lm: Any, task: str, problems: int = 20, n: int = 16,
+def compare_ctd(lm: LanguageModel, task: str, problems: int = 20, n: int = 16,
                 temperatures: Sequence[float] = (0.3, 0.7, 1.0, 1.3),
                 max_new_tokens: int = 40, seed: int = 0, chat: bool | None = None, order: str = "transformers",
                 eta: float = 1.0, cache_dir: str | Path | None = None, progress: ProgressFn | None = None,
@@ -207,7 +208,7 @@ def compare_ctd(lm: Any, task: str, problems: int = 20, n: int = 16,
     return build_report(fit, n, {t: by_t[t] for t in grid}, {c.cell.temperature: c.outcomes for c in held.cells}, ctd_t)
 
 
-def compare_ctd_from_sweep(lm: Any, sweep: dict[str, Any], eta: float = 1.0,
+def compare_ctd_from_sweep(lm: LanguageModel, sweep: dict[str, Any], eta: float = 1.0,
                            should_stop: StopFn | None = None) -> CTDReport:
     """Reuse a finished sweep (its JSON): split its problems in half, fit on the first half's
     T = 1 / no-truncation cell, and sample only the T_ctd cell on the second half."""

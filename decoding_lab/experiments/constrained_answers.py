@@ -32,13 +32,14 @@ from decoding_lab.grammar import GrammarMask, choices, regex
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.strategies import greedy
 from decoding_lab.tasks.sets import Problem, Task
+from decoding_lab.backends.base import LanguageModel
 
 ANSWER_CUE = "\nSo the final answer is"
 NUMBER_END = r"[.,;!\n ]"
 DIRECT_CUE = "The answer is"
 
 
-def _encode(lm: Any, text: str) -> list[int]:
+def _encode(lm: LanguageModel, text: str) -> list[int]:
     tok = getattr(lm, "tokenizer", None)
     if tok is not None:
         return list(tok(text, add_special_tokens=False)["input_ids"])
@@ -58,7 +59,7 @@ def _constraint(space: dict[str, Any]) -> Any:
     raise SettingsError("this task has no constrained answer form (e.g. code): use pattern extraction")
 
 
-def constrained_answer(lm: Any, ids: Sequence[int], space: dict[str, Any], max_tokens: int = 8) -> str | None:
+def constrained_answer(lm: LanguageModel, ids: Sequence[int], space: dict[str, Any], max_tokens: int = 8) -> str | None:
     """Greedy constrained continuation of ``ids``; the answer text, stripped (None if empty)."""
     stage = GrammarMask(_constraint(space), lm)
     out = greedy(lm, list(ids), SamplingSettings(temperature=0.0), max_new_tokens=max_tokens,
@@ -67,7 +68,7 @@ def constrained_answer(lm: Any, ids: Sequence[int], space: dict[str, Any], max_t
     return text or None
 
 
-def answer_after(lm: Any, task: Task, problem: Problem, prompt_ids: Sequence[int], completion_ids: Sequence[int],
+def answer_after(lm: LanguageModel, task: Task, problem: Problem, prompt_ids: Sequence[int], completion_ids: Sequence[int],
                  cue: str = ANSWER_CUE) -> str | None:
     """Protocol ``after``: free completion, then the cue, then the constrained answer (normalised
     like a pattern-extracted one so the two can be compared)."""
@@ -77,7 +78,7 @@ def answer_after(lm: Any, task: Task, problem: Problem, prompt_ids: Sequence[int
     return _normalise(task, problem, raw)
 
 
-def answer_direct(lm: Any, task: Task, problem: Problem, prompt_ids: Sequence[int],
+def answer_direct(lm: LanguageModel, task: Task, problem: Problem, prompt_ids: Sequence[int],
                   cue: str = DIRECT_CUE) -> str | None:
     """Protocol ``direct``: the constrained answer right after the prompt (and a short cue)."""
     raw = constrained_answer(lm, list(prompt_ids) + _encode(lm, cue), task.answer_space(problem))
@@ -114,7 +115,7 @@ class ExtractorComparison:
         return dict(self.__dict__)
 
 
-def compare_extractors(lm: Any, task: Task, problems: list[Problem], completions: list[list[Any]],
+def compare_extractors(lm: LanguageModel, task: Task, problems: list[Problem], completions: list[list[Any]],
                        chat: bool | None = None, direct: bool = True) -> ExtractorComparison:
     """``completions[i]`` are ``GeneratedSequence``s for ``problems[i]``. Runs one constrained
     generation per completion (slow: a prefill of prompt + completion each)."""

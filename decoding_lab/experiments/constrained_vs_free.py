@@ -43,6 +43,7 @@ from decoding_lab.grammar.compile import bounded
 from decoding_lab.grammar.stage import GrammarMask
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError
+from decoding_lab.backends.base import LanguageModel
 
 #: Upper bounds for interactive use (the UI passes user numbers straight in).
 MAX_SAMPLES = 16
@@ -152,7 +153,7 @@ class _TimedGrammarMask(GrammarMask):
 
 
 # ----------------------------------------------------------------------------- constrained vs free
-def prompt_ids(lm: Any, prompt: str | Sequence[int], chat: bool = True) -> list[int]:
+def prompt_ids(lm: LanguageModel, prompt: str | Sequence[int], chat: bool = True) -> list[int]:
     """A text prompt through the model's chat template (``chat=True``) or as raw text; ids pass through."""
     if isinstance(prompt, str):
         if not prompt.strip():
@@ -161,7 +162,7 @@ def prompt_ids(lm: Any, prompt: str | Sequence[int], chat: bool = True) -> list[
     return [int(i) for i in prompt]
 
 
-def compile_mask(constraint: Constraint, lm: Any) -> "_TimedGrammarMask":
+def compile_mask(constraint: Constraint, lm: LanguageModel) -> "_TimedGrammarMask":
     """The grammar for ``lm``'s vocabulary, compiled in the bounded pool: a grammar the
     vocabulary cannot write fails here, before any generation."""
     return bounded(_TimedGrammarMask, constraint, lm)
@@ -177,7 +178,7 @@ class SideProgress:
     max_new_tokens: int
 
 
-def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
+def constrained_vs_free(lm: LanguageModel, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
                         settings: SamplingSettings | None = None, max_new_tokens: int = 64,
                         chat: bool = True, mask: "_TimedGrammarMask | None" = None) -> ConstrainedVsFree:
     """``n`` samples of ``prompt`` without and with ``constraint`` (same settings and seed),
@@ -189,7 +190,7 @@ def constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constr
     return result
 
 
-def iter_constrained_vs_free(lm: Any, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
+def iter_constrained_vs_free(lm: LanguageModel, prompt: str | Sequence[int], constraint: Constraint, n: int = 4,
                              settings: SamplingSettings | None = None, max_new_tokens: int = 64,
                              chat: bool = True, mask: "_TimedGrammarMask | None" = None,
                              should_stop: Callable[[], bool] | None = None
@@ -410,7 +411,7 @@ class AnswerAccuracy:
                 "hurt": self.hurt, "by_kind": self.by_kind(), "outcomes": [o.to_json() for o in self.outcomes]}
 
 
-def answer_accuracy(lm: Any, tasks: Sequence[AnswerTask] | None = None, settings: SamplingSettings | None = None,
+def answer_accuracy(lm: LanguageModel, tasks: Sequence[AnswerTask] | None = None, settings: SamplingSettings | None = None,
                     n: int = 1, chat: bool = True, max_new_tokens: int = 40,
                     constrained_tokens: int = 8) -> AnswerAccuracy:
     """Accuracy of free generation + pattern extraction versus the answer forced into its
@@ -442,7 +443,7 @@ def answer_accuracy(lm: Any, tasks: Sequence[AnswerTask] | None = None, settings
 
 
 # ----------------------------------------------------------------------------- token healing input
-def answer_prefix_ids(lm: Any, prompt: str, prefix: str, chat: bool = True) -> list[int]:
+def answer_prefix_ids(lm: LanguageModel, prompt: str, prefix: str, chat: bool = True) -> list[int]:
     """The prompt followed by the start of the answer (e.g. ``{"name": "``), as the model
     would see it when an application pre-fills the reply: with the chat template, the
     prefix is tokenized on its own after the assistant header; raw, prompt and prefix are

@@ -55,9 +55,11 @@ from decoding_lab.tasks.extract import EXTRACT_VERSIONS
 from decoding_lab.experiments.grid import (PENALTIES, TRUNCATIONS, Cell, SweepConfig, parse_penalty,  # noqa: F401
                                            parse_truncation)
 from decoding_lab.multisample.selection import majority_vote
+from decoding_lab.remote.config import PREFIX as REMOTE_PREFIX
 from decoding_lab.result_files import check_folder, write_text_atomically
 from decoding_lab.tasks.sets import Problem, Task, get_task
 from decoding_lab.stages import SettingsError
+from decoding_lab.backends.base import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -170,24 +172,23 @@ StopFn = Callable[[], bool]
 BATCH_PROBLEMS = 8
 
 
-def _sample_problems(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig, rows: int,
+def _sample_problems(lm: LanguageModel, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig, rows: int,
                      batch: int, should_stop: StopFn | None) -> list[Any] | None:
     """Each problem's generation (``rows`` samples), ``batch`` problems at a time; None if stopped."""
-    from decoding_lab.forward import one_sequence
     from decoding_lab.strategies import sample
     from decoding_lab.strategies.prompt_batch import sample_prompts
     chat = task.chat if config.chat is None else config.chat
     ids = [lm.encode_prompt(p.prompt, chat) for p in problems]
     settings = [cell.settings(config.order, seed=config.seed + p.index) for p in problems]
-    if getattr(lm, "source", "") == "remote":  # a served model: the engine draws its own n samples
-        from decoding_lab.remote.engine_samples import engine_samples
+    if lm.caps.whole_samples:  # a served model: the engine draws its own n samples
+        from decoding_lab.strategies.engine_samples import engine_samples
         out = []
         for i, s in zip(ids, settings):
             if should_stop is not None and should_stop():
                 return None
             out.append(engine_samples(lm, i, s, n=rows, max_new_tokens=config.max_new_tokens))
         return out
-    if batch > 1 and not one_sequence(lm.model):
+    if batch > 1 and lm.caps.batch:
         return sample_prompts(lm, ids, settings, n=rows, max_new_tokens=config.max_new_tokens, batch=batch,
                               should_stop=should_stop)
     out = []
@@ -199,7 +200,7 @@ def _sample_problems(lm: Any, task: Task, problems: list[Problem], cell: Cell, c
     return out
 
 
-def run_cell(lm: Any, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig,
+def run_cell(lm: LanguageModel, task: Task, problems: list[Problem], cell: Cell, config: SweepConfig,
              should_stop: StopFn | None = None, on_problem: Callable[[int], None] | None = None,
              examples: int = 2, batch: int = BATCH_PROBLEMS) -> CellResult | None:
     """Sample, extract and verify one cell, ``batch`` problems per batch (same samples for any
@@ -251,8 +252,8 @@ def cell_key(config: SweepConfig, cell: Cell, model_name: str, task_kind: str = 
                        "max_new_tokens": config.max_new_tokens, "seed": config.seed, "chat": config.chat,
                        "order": config.order,
                        "settings": cell.settings(config.order, config.seed).to_json(),
-                       # a served model's samples are the engine's own (decoding_lab.remote.engine_samples)
-                       **({"sampler": "engine"} if model_name.startswith("remote:") else {})}, sort_keys=True)
+                       # a served model's samples are the engine's own (decoding_lab.strategies.engine_samples)
+                       **({"sampler": "engine"} if model_name.startswith(REMOTE_PREFIX) else {})}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -324,7 +325,7 @@ def read_cached_cell(path: Path) -> "CellResult | None":
         return None
 
 
-def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None = None,
+def run_sweep(config: SweepConfig, lm: LanguageModel | None = None, cache_dir: str | Path | None = None,
               progress: ProgressFn | None = None, should_stop: StopFn | None = None,
               task: Task | None = None, on_cell: Callable[["SweepResult"], None] | None = None,
               batch: int = BATCH_PROBLEMS) -> SweepResult:
@@ -357,8 +358,8 @@ def run_sweep(config: SweepConfig, lm: Any = None, cache_dir: str | Path | None 
 
     def result(stopped: bool) -> SweepResult:                # finished cells, in grid order
         env = environment()
-        if getattr(lm, "source", "") == "remote":  # say whose sampler drew the samples
-            env["sampler"] = (f"{model_name}'s own, n completions per request (decoding_lab.remote.engine_samples); "
+        if lm.caps.whole_samples:  # say whose sampler drew the samples
+            env["sampler"] = (f"{model_name}'s own, n completions per request (decoding_lab.strategies.engine_samples); "
                               "llama-server runs llama.cpp's order whatever the sweep's order")
         return SweepResult(config, [done[i] for i in sorted(done)], time.perf_counter() - t0, stopped, model_name,
                            task.description, env)

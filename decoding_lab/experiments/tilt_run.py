@@ -40,6 +40,7 @@ from decoding_lab.multisample.tilt import RolloutPotential, TiltExtra, VerifierT
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.params import PARAMS
 from decoding_lab.stages.base import check_number
+from decoding_lab.backends.base import LanguageModel
 
 MAX_TOP_M, MAX_ROLLOUT, MAX_NEW_TOKENS, MAX_ETA = 8, 32, 48, 100.0
 MAX_T = float(PARAMS["temperature"].ui_hi)   # the app's one temperature range (the Explorer's slider)
@@ -128,7 +129,7 @@ def _verifier_greedy(cands: list[Candidate]) -> int | None:
     return max(cands, key=lambda c: (c.V, c.z)).token_id
 
 
-def iter_tilted(lm: Any, task: Task, problem: Problem, config: TiltConfig, chat: bool = True,
+def iter_tilted(lm: LanguageModel, task: Task, problem: Problem, config: TiltConfig, chat: bool = True,
                 should_stop: Callable[[], bool] | None = None) -> Iterator[TiltRun]:
     """Yield the growing run after every step (the same object, updated), then once more when done."""
     from decoding_lab.stepper import Stepper
@@ -181,7 +182,7 @@ def iter_tilted(lm: Any, task: Task, problem: Problem, config: TiltConfig, chat:
     yield run
 
 
-def run_tilted(lm: Any, task: Task, problem: Problem, config: TiltConfig, chat: bool = True,
+def run_tilted(lm: LanguageModel, task: Task, problem: Problem, config: TiltConfig, chat: bool = True,
                should_stop: Callable[[], bool] | None = None) -> TiltRun:
     """The finished run (see ``iter_tilted``)."""
     run = None

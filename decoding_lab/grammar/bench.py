@@ -19,11 +19,12 @@ from typing import Any
 
 import torch
 
-from decoding_lab.forward import forward, new_cache
 from decoding_lab.grammar.constraints import PRESETS, Constraint, preset, preset_prompt, validate_output
 from decoding_lab.grammar.stage import GrammarMask
 from decoding_lab.grammar.vocab import GrammarTokenizer
 from decoding_lab.stages.base import History
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import forward_fresh, forward_next
 
 
 def _ms(xs: list[float]) -> dict[str, float]:
@@ -33,7 +34,7 @@ def _ms(xs: list[float]) -> dict[str, float]:
 
 
 @torch.inference_mode()
-def benchmark_mask(lm: Any, constraint: Constraint, n_tokens: int = 32, prompt: str | None = None,
+def benchmark_mask(lm: LanguageModel, constraint: Constraint, n_tokens: int = 32, prompt: str | None = None,
                    chat: bool | None = None) -> dict[str, Any]:
     """Greedy-decode up to ``n_tokens`` under ``constraint`` and return timings (milliseconds)."""
     t0 = time.perf_counter()
@@ -44,9 +45,9 @@ def benchmark_mask(lm: Any, constraint: Constraint, n_tokens: int = 32, prompt: 
     compile_s = time.perf_counter() - t0
     chat = getattr(lm, "has_chat_template", False) if chat is None else chat
     ids = lm.encode_prompt(prompt or "Write the answer.", chat)
-    cache = new_cache(lm.model)
     t0 = time.perf_counter()
-    logits = forward(lm.model, torch.tensor([ids]), cache)[0]
+    cache, logits = forward_fresh(lm, ids)
+    logits = logits[0]
     prefill_s = time.perf_counter() - t0
     eos = set(lm.eos_token_ids)
     engine, engine_cpu, stage, fwd, fwd_cpu, out = [], [], [], [], [], []
@@ -62,7 +63,7 @@ def benchmark_mask(lm: Any, constraint: Constraint, n_tokens: int = 32, prompt: 
         if tok in eos:
             break
         t0, c0 = time.perf_counter(), time.process_time()
-        logits = forward(lm.model, torch.tensor([[tok]]), cache)[0]
+        logits = forward_next(lm, cache, [tok])[0]
         fwd.append(time.perf_counter() - t0)
         fwd_cpu.append(time.process_time() - c0)  # all torch threads together
     text = lm.decode([t for t in out if t not in eos])

@@ -31,6 +31,8 @@ from decoding_lab.grammar.stage import ForbiddenChoice
 from decoding_lab.grammar.vocab import GrammarTokenizer
 from decoding_lab.stages.base import History, SettingsError, Stage
 from decoding_lab.stats import probs
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import forward_fresh
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ class Healing:
         return {"healing": self.stage} if self.stage is not None else {}
 
 
-def heal_prompt(lm: Any, prompt_ids: list[int], n_tokens: int = 1) -> Healing:
+def heal_prompt(lm: LanguageModel, prompt_ids: list[int], n_tokens: int = 1) -> Healing:
     """Remove the last ``n_tokens`` prompt tokens (never special ones such as a chat
     template's markers, and never the whole prompt) and build the stage that makes the
     model write their text again. ``lm`` is a loaded model or a ``GrammarTokenizer``."""
@@ -231,19 +233,18 @@ class HealingDemo:
 
 
 @torch.inference_mode()
-def healing_demo(lm: Any, prompt_ids: list[int], top_n: int = 10, n_tokens: int = 1) -> HealingDemo:
+def healing_demo(lm: LanguageModel, prompt_ids: list[int], top_n: int = 10, n_tokens: int = 1) -> HealingDemo:
     """Run the model twice — on the full prompt and on the healed one — and list the top
-    next tokens of each (``lm``: a loaded model with ``.model``, ``.decode``, ``.token_str``)."""
-    from decoding_lab.forward import forward, new_cache
+    next tokens of each (``lm``: a loaded model)."""
 
     h = heal_prompt(lm, prompt_ids, n_tokens)
-    p_full = probs(forward(lm.model, torch.tensor([list(prompt_ids)]), new_cache(lm.model))[0])
+    p_full = probs(forward_fresh(lm, list(prompt_ids))[1][0])
     demo = HealingDemo(lm.decode(list(prompt_ids)), h.removed_text)
     demo.without = [{"id": int(i), "token": lm.token_str(int(i)), "p": float(p_full[i])}
                     for i in torch.topk(p_full, top_n).indices]
     if h.stage is None:
         return demo
-    p_healed = probs(forward(lm.model, torch.tensor([h.prompt_ids]), new_cache(lm.model))[0])
+    p_healed = probs(forward_fresh(lm, h.prompt_ids)[1][0])
     allowed = torch.zeros_like(p_healed, dtype=torch.bool)
     allowed[h.stage.allowed_ids()] = True
     mass = float(p_healed[allowed].sum())

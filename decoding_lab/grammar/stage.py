@@ -53,6 +53,7 @@ from decoding_lab.grammar.constraints import (Constraint, GrammarError, _is_dead
 from decoding_lab.grammar.vocab import GrammarTokenizer
 from decoding_lab.stages.base import History, SettingsError, Stage
 from decoding_lab.stats import probs
+from decoding_lab.backends.base import LanguageModel
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class GrammarMask(Stage):
     name = "grammar"
     stateful = True
 
-    def __init__(self, constraint: Constraint, lm: Any = None, *, tokenizer: GrammarTokenizer | None = None) -> None:
+    def __init__(self, constraint: Constraint, lm: LanguageModel | None = None, *, tokenizer: GrammarTokenizer | None = None) -> None:
         if not isinstance(constraint, Constraint):
             raise GrammarError("GrammarMask needs a Constraint (see decoding_lab.grammar: regex, json_schema, "
                                "choices, lark, gbnf, preset)")

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from decoding_lab.grammar.constraints import GrammarError
+from decoding_lab.backends.base import LanguageModel
 
 
 @dataclass(eq=False)
@@ -83,7 +84,7 @@ class GrammarTokenizer:
                    lambda i: names[i] if 0 <= i < len(names) else f"<unused {i}>")
 
     @classmethod
-    def from_lm(cls, lm: Any) -> "GrammarTokenizer":
+    def from_lm(cls, lm: LanguageModel) -> "GrammarTokenizer":
         """The shared wrapper for a loaded model (``models.LoadedModel`` or anything with
         ``.tokenizer``, ``.vocab_size``, ``.eos_token_ids``). Built once, then cached."""
         if isinstance(lm, GrammarTokenizer):

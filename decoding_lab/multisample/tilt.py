@@ -53,6 +53,8 @@ from typing import Any, Callable, Sequence
 import torch
 
 from decoding_lab.stages.base import History, SettingsError, Stage, check_number
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import forward_more, forward_next, prefill
 
 #: ``potential(ids, prompt_len, candidate_ids) -> V per candidate``; ``ids`` is the prompt
 #: followed by the tokens generated so far (one row).
@@ -158,7 +160,7 @@ class RolloutPotential:
     ~1e-5 logit could come out differently; ``reuse=False`` and ``keep_prefix=False`` give
     the plain computation."""
 
-    def __init__(self, lm: Any, verifier: Callable[[str], float], rollout_tokens: int = 16, log: bool = False,
+    def __init__(self, lm: LanguageModel, verifier: Callable[[str], float], rollout_tokens: int = 16, log: bool = False,
                  floor: float = 1e-3, reuse: bool = True, keep_prefix: bool = True) -> None:
         self.lm, self.verifier = lm, verifier
         self.rollout_tokens = int(check_number("rollout tokens", rollout_tokens, lo=1, hi=256, integer=True))
@@ -172,7 +174,7 @@ class RolloutPotential:
         self._prefix_cache: Any = None
 
     @classmethod
-    def for_problem(cls, lm: Any, task: Any, problem: Any, **kw: Any) -> "RolloutPotential":
+    def for_problem(cls, lm: LanguageModel, task: Any, problem: Any, **kw: Any) -> "RolloutPotential":
         return cls(lm, lambda text: float(task.verify(problem, text).correct), **kw)
 
     def __call__(self, ids: list[int], prompt_len: int, candidates: list[int]) -> list[float]:
@@ -203,21 +205,19 @@ class RolloutPotential:
 
     def _prefix_state(self, ids: list[int]) -> Any:
         """A KV cache holding ``ids`` (batch 1), grown from the last call's when it is a prefix."""
-        from decoding_lab.forward import forward, new_cache
         if (not self.keep_prefix or self._prefix_cache is None or len(self._prefix) > len(ids)
                 or ids[:len(self._prefix)] != self._prefix):   # another text (a rewind, a new run): start over
-            self._prefix_cache = new_cache(self.lm.model)
+            self._prefix_cache = self.lm.new_cache()
             self._prefix = []
         if len(ids) > len(self._prefix):
-            forward(self.lm.model, torch.tensor([ids[len(self._prefix):]]), self._prefix_cache)
+            forward_more(self.lm, self._prefix_cache, ids[len(self._prefix):])
             self._prefix = list(ids)
         return self._prefix_cache
 
     @torch.inference_mode()
     def _rollout(self, ids: list[int], prompt_len: int, cands: list[int]) -> list[str]:
         import copy
-        from decoding_lab.forward import forward
-        from decoding_lab.strategies.common import eos_set, prefill
+        from decoding_lab.strategies.common import eos_set
         eos = eos_set(self.lm)
         rows: dict[int, list[int]] = {}
         fresh = []
@@ -235,15 +235,15 @@ class RolloutPotential:
             else:
                 cache, _ = prefill(self.lm, ids, len(fresh))
             new = [[c] for c in fresh]
-            last = torch.tensor([[c] for c in fresh])
+            last = list(fresh)
             for _ in range(self.rollout_tokens - 1):
                 if all(r[-1] in eos for r in new):
                     break
-                nxt = forward(self.lm.model, last, cache).argmax(dim=-1)
+                nxt = forward_next(self.lm, cache, last).argmax(dim=-1)
                 for r, t in zip(new, nxt.tolist()):
                     if r[-1] not in eos:
                         r.append(t)
-                last = nxt[:, None]
+                last = nxt.tolist()
             for c, r in zip(fresh, new):
                 rows[c] = r
                 self.paths.append(tuple(ids) + tuple(r))

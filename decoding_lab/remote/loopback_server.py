@@ -5,13 +5,13 @@
 
 Why not ``python -m llama_cpp.server`` directly: these VMs advertise AMX, and llama.cpp
 faults in its AMX kernels unless the weights load with ``use_extra_bufts = False`` (see
-``decoding_lab.llamacpp.backend``). The stock server builds its ``Llama`` from
+``decoding_lab.backends.llamacpp``). The stock server builds its ``Llama`` from
 ``llama_model_default_params()`` and offers no flag for that field, so this launcher wraps
 that one function to clear the field, then hands over to llama-cpp-python's unmodified
 ``create_app`` and uvicorn. Nothing else is changed.
 
 Flash attention is on by default here, as in llama.cpp's own default context (``auto``, which
-llama-server and ``decoding_lab.llamacpp.backend`` use): llama-cpp-python's server turns it
+llama-server and ``decoding_lab.backends.llamacpp`` use): llama-cpp-python's server turns it
 *off* by default, and on the bundled SmolLM2 Q4_1 that alone moves log-probabilities by up to
 ~0.3 (measured: " Paris" after "The capital of France is" is -0.2486 with it, -0.2644 without).
 
@@ -41,7 +41,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 def bundled_gguf(name: str = "smollm2-135m-instruct") -> str:
     from decoding_lab.errors import ModelError
-    from decoding_lab.models import BUNDLED
+    from decoding_lab.bundled import BUNDLED
 
     found = BUNDLED[name].locate_gguf()
     if found is None:

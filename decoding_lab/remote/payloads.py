@@ -18,22 +18,23 @@ from __future__ import annotations
 from typing import Any
 
 from decoding_lab.errors import ModelError
-from decoding_lab.models import LoadedModel
+from decoding_lab.params import PARAMS, engine_rows
 from decoding_lab.remote.client import Client, RemoteError
 from decoding_lab.remote.config import Endpoint
 
 __all__ = ["SAMPLING_KEYS", "LLAMA_CPP_SAMPLERS", "neutral_sampling", "sampling_from_settings", "build_request", "check_vocabulary"]
 
-#: The engine-side knobs a caller may set in ``cache.engine_sampling`` (with their "off" values).
-#: The first eight every engine has; the rest only llama.cpp has, and only llama-server is sent them.
-SAMPLING_KEYS: dict[str, Any] = {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0,
-                                 "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
-                                 "seed": None,
-                                 # llama.cpp only
-                                 "typical_p": 1.0, "top_n_sigma": -1.0, "xtc_probability": 0.0,
-                                 "xtc_threshold": 0.1, "dry_multiplier": 0.0, "dry_base": 1.75,
-                                 "dry_allowed_length": 2, "dry_penalty_last_n": -1, "dynatemp_range": 0.0,
-                                 "dynatemp_exponent": 1.0, "penalty_last_n": 64, "logit_bias": ()}
+#: What the sampling dict calls a row whose value the settings resolve first: the repetition window
+#: is the preset's convention (64 under the ``llama.cpp`` preset) when the row says -1.
+_SAMPLING_NAME = {"repetition_window": "penalty_last_n"}
+
+#: The engine-side knobs a caller may set in ``cache.engine_sampling`` (``backends.remote``), with their
+#: "off" values as llama.cpp spells them: every row of the parameter table that llama-server has (the
+#: others, temperature to the penalties, are the ones every engine has). A request that sets nothing
+#: picks greedily (temperature 0) with a fresh seed; the repetition window is llama-server's default.
+SAMPLING_KEYS: dict[str, Any] = {
+    **{_SAMPLING_NAME.get(p.key, p.key): p.engine_off("llama-server") for p, _ in engine_rows("llama-server")},
+    "temperature": 0.0, "seed": None, "penalty_last_n": PARAMS["repetition_window"].engine_default("llama-server")}
 
 #: llama.cpp's default sampler chain, sent with every llama-server request so that a server
 #: started with another ``--samplers`` still runs the chain our ``llama.cpp`` preset models.
@@ -65,7 +66,7 @@ def sampling_from_settings(settings: Any) -> dict[str, Any]:
     """
     direct = {k: getattr(settings, k) for k in SAMPLING_KEYS if hasattr(settings, k) and k != "seed"}
     sigma = direct.get("top_n_sigma", 0.0)
-    direct["top_n_sigma"] = sigma if sigma > 0 else -1.0  # llama.cpp: n <= 0 is off
+    direct["top_n_sigma"] = sigma if sigma > 0 else PARAMS["top_n_sigma"].engine_off("llama-server")  # n <= 0: off
     window = int(getattr(settings, "penalty_window", 64))
     direct["penalty_last_n"] = window if window > 0 else -1
     direct["logit_bias"] = tuple(getattr(settings, "logit_bias", ()) or ())
@@ -78,6 +79,28 @@ def _window(last_n: int, ids: list[int]) -> int:
     return max(1, len(ids)) if last_n < 0 else int(last_n)
 
 
+def _knobs(api: str, s: dict[str, Any], ids: list[int], n_vocab: int) -> dict[str, Any]:
+    """Every knob ``api`` has, spelled its way (the parameter table's engine columns), from the
+    sampling dict ``s``. An "off" value is sent as the engine's own "off"."""
+    out: dict[str, Any] = {}
+    for p, key in engine_rows(api):
+        value = s[_SAMPLING_NAME.get(p.key, p.key)]
+        if p.key == "seed":
+            if value is not None:   # llama.cpp's seed is 32-bit and 0xFFFFFFFF (-1) means "random": fold ours below
+                out[key.name] = int(value) % 0xFFFFFFFF if api == "llama-server" else int(value)
+            elif api == "llama-server":
+                out[key.name] = -1
+            continue
+        if p.key == "logit_bias":
+            value = [[int(t), float(b)] for t, b in value]
+        elif key.windowed:
+            value = _window(value, ids)
+        elif key.off is not None and value == p.engine_off("llama-server"):   # "off", in this API's spelling
+            value = n_vocab if key.off == "vocabulary" else key.off             # e.g. top-k: -1 on SGLang
+        out[key.name] = value
+    return out
+
+
 def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None, text: str | None = None,
                   n_vocab: int = 1 << 20, post_sampling: bool = False) -> tuple[str, dict[str, Any]]:
     """(path, JSON body) asking ``ep`` for one token after ``ids`` (or after ``text`` when the
@@ -88,19 +111,11 @@ def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None,
         raise ModelError(f"endpoint {ep.name!r}: only llama-server reports the top-N after its sampler chain")
     s = neutral_sampling(**(sampling or {}))
     prompt: Any = list(ids) if text is None else text
-    seed = s["seed"]
     if ep.api == "openai":
         body = {"model": ep.model, "prompt": prompt, "max_tokens": 1, "logprobs": ep.top_n, "echo": False,
-                "n": 1, "stream": False, "temperature": s["temperature"], "top_p": s["top_p"],
-                # "off" has no common spelling: SGLang wants -1, llama-cpp-python refuses -1 (and defaults
-                # to 40), older vLLM refuses 0. k = the vocabulary size keeps every token on all of them.
-                "top_k": s["top_k"] if s["top_k"] > 0 else n_vocab,
-                "min_p": s["min_p"], "presence_penalty": s["presence_penalty"],
-                "frequency_penalty": s["frequency_penalty"], "repetition_penalty": s["repetition_penalty"],
+                "n": 1, "stream": False, **_knobs("openai", s, ids, n_vocab),
                 "repeat_penalty": s["repetition_penalty"],   # llama-cpp-python's name (its default is 1.1)
                 "return_tokens_as_token_ids": True}          # vLLM: "token_id:123" keys; others ignore it
-        if seed is not None:
-            body["seed"] = int(seed)
         return "/v1/completions", body
     if ep.api == "llama-server":
         body = {"prompt": prompt, "n_predict": 1, "n_probs": ep.top_n, "post_sampling_probs": post_sampling,
@@ -108,27 +123,14 @@ def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None,
                 # the raw-top-N request never samples on the backend (llama.cpp needs the logits for it):
                 # the post-sampling one must not either, or the two could pick differently
                 "backend_sampling": False,
-                "min_keep": 0, "temperature": s["temperature"], "dynatemp_range": s["dynatemp_range"],
-                "dynatemp_exponent": s["dynatemp_exponent"], "top_k": s["top_k"], "top_p": s["top_p"],  # top_k 0 = off
-                "min_p": s["min_p"], "typical_p": s["typical_p"], "top_n_sigma": s["top_n_sigma"],
-                "xtc_probability": s["xtc_probability"], "xtc_threshold": s["xtc_threshold"],
-                "repeat_penalty": s["repetition_penalty"], "repeat_last_n": _window(s["penalty_last_n"], ids),
-                "presence_penalty": s["presence_penalty"], "frequency_penalty": s["frequency_penalty"],
-                "dry_multiplier": s["dry_multiplier"], "dry_base": s["dry_base"],
-                "dry_allowed_length": s["dry_allowed_length"], "dry_penalty_last_n": _window(s["dry_penalty_last_n"], ids),
-                "logit_bias": [[int(t), float(b)] for t, b in s["logit_bias"]],
-                # llama.cpp's seed is 32-bit and 0xFFFFFFFF (-1) means "random": fold ours below it
-                "seed": -1 if seed is None else int(seed) % 0xFFFFFFFF}
+                "min_keep": 0, **_knobs("llama-server", s, ids, n_vocab)}
         return "/completion", body
     if ep.api == "sglang":
         if text is not None:
             body_prompt: dict[str, Any] = {"text": text}
         else:
             body_prompt = {"input_ids": list(ids)}
-        params = {"max_new_tokens": 1, "temperature": s["temperature"], "top_p": s["top_p"],
-                  "top_k": s["top_k"] if s["top_k"] > 0 else -1, "min_p": s["min_p"],
-                  "repetition_penalty": s["repetition_penalty"], "presence_penalty": s["presence_penalty"],
-                  "frequency_penalty": s["frequency_penalty"]}
+        params = {"max_new_tokens": 1, **_knobs("sglang", s, ids, n_vocab)}
         return "/generate", {**body_prompt, "sampling_params": params, "return_logprob": True,
                              "top_logprobs_num": ep.top_n, "return_text_in_logprobs": True, "stream": False}
     raise ModelError(f"endpoint {ep.name!r}: unknown api {ep.api!r}")
@@ -156,14 +158,14 @@ def _server_tokens(client: Client, ep: Endpoint) -> list[int] | None:
     return None
 
 
-def check_vocabulary(client: Client, ep: Endpoint, twin: LoadedModel) -> str:
-    """Compare the server's tokenisation of a test sentence with the local tokenizer's.
+def check_vocabulary(client: Client, ep: Endpoint, tokenizer: Any) -> str:
+    """Compare the server's tokenisation of a test sentence with the local ``tokenizer``'s.
     Returns "checked" or "unchecked" (no tokenize route); raises when they disagree."""
     theirs = _server_tokens(client, ep)
     if theirs is None:
         return "unchecked"
-    ours = list(twin.tokenizer(PROBE, add_special_tokens=False)["input_ids"])
-    bos = getattr(twin.tokenizer, "bos_token_id", None)
+    ours = list(tokenizer(PROBE, add_special_tokens=False)["input_ids"])
+    bos = getattr(tokenizer, "bos_token_id", None)
     if theirs[:1] == [bos] and ours[:1] != [bos]:
         theirs = theirs[1:]  # a route that always adds BOS (llama-cpp-python's /extras/tokenize)
     if theirs != ours:

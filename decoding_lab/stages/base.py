@@ -26,7 +26,7 @@ import math
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TYPE_CHECKING
 
 import torch
 from transformers import LogitsProcessor
@@ -34,6 +34,9 @@ from transformers import LogitsProcessor
 from decoding_lab.errors import SettingsError
 from decoding_lab.params import check_number
 from decoding_lab.stats import entropy_of_probs, probs
+
+if TYPE_CHECKING:  # a type hint only: the backends sit above this layer
+    from decoding_lab.backends.base import LanguageModel
 
 __all__ = ["History", "StageRecord", "make_record", "Stage", "SettingsError", "check_number"]
 
@@ -174,7 +177,7 @@ class Stage(LogitsProcessor):
         (temperature 0 is greedy: no temperature stage)."""
         raise NotImplementedError(f"{cls.__name__} is not built from settings")
 
-    def bind_model(self, lm: Any) -> None:
+    def bind_model(self, lm: LanguageModel) -> None:
         """Learn what the stage needs from the model it will run on (DRY: which tokens are
         sequence breakers). Most stages need nothing."""
 

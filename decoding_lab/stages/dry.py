@@ -30,12 +30,15 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import torch
 
 from decoding_lab.params import PARAMS
 from decoding_lab.stages.base import History, SettingsError, Stage
+
+if TYPE_CHECKING:  # a type hint only: the backends sit above this layer
+    from decoding_lab.backends.base import LanguageModel
 
 DEFAULT_BREAKERS: tuple[str, ...] = ("\n", ":", "\"", "*")
 
@@ -91,7 +94,7 @@ class DRY(Stage):
     def from_settings(cls, s: Any) -> "DRY":
         return cls(s.dry_multiplier, s.dry_base, s.dry_allowed_length, s.dry_penalty_last_n)
 
-    def bind_model(self, lm: Any) -> None:
+    def bind_model(self, lm: LanguageModel) -> None:
         self.bind(lm.token_texts())
 
     def __init__(self, multiplier: float, base: float = 1.75, allowed_length: int = 2, last_n: int = -1,

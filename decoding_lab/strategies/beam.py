@@ -48,14 +48,15 @@ import torch
 
 from decoding_lab import limits
 from decoding_lab.chain import DeadEndError, apply_stages
-from decoding_lab.forward import forward
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
 from decoding_lab.strategies.common import (StopFn, advance_stages, check_count, check_max_new_tokens,
-                                            check_prompt, check_settings, eos_set, make_sequence, prefill, primed,
-                                            row_entropies, settings_json, start_stages)
+                                            check_prompt, check_settings, eos_set, make_sequence, primed, settings_json,
+                                            start_stages)
 from decoding_lab.strategies.result import (BeamCandidate, BeamHypothesis, BeamStep, BeamTree, GeneratedSequence,
                                             GenerationResult)
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import forward_next, prefill, row_entropies
 
 #: Default upper bound on num_beams; the deployment sets it with ``DECODING_LAB_MAX_BEAMS``.
 MAX_BEAMS = limits.Limits.max_beams
@@ -65,7 +66,7 @@ MAX_ALPHA = 10.0
 NEG = -1.0e9
 
 
-def iter_beam(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+def iter_beam(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
               *, num_beams: int = 4, length_penalty: float = 1.0, early_stopping: bool | str = False,
               num_return_sequences: int = 1, extra_stages: dict[str, Stage] | None = None,
               should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
@@ -75,7 +76,7 @@ def iter_beam(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None 
                        num_return_sequences, max_new_tokens, extra_stages, should_stop, every_step=True))
 
 
-def beam_search(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+def beam_search(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
                 *, num_beams: int = 4, length_penalty: float = 1.0, early_stopping: bool | str = False,
                 num_return_sequences: int = 1, extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> GenerationResult:
@@ -185,7 +186,7 @@ def rank_hypotheses(tree_or_hyps: BeamTree | Sequence[BeamHypothesis], alphas: S
                              tuple(winners))
 
 
-def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_beams: int, length_penalty: float,
+def _run(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None, num_beams: int, length_penalty: float,
          early_stopping: bool | str, num_return_sequences: int, max_new_tokens: int,
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
          every_step: bool) -> Iterator[GenerationResult | None]:
@@ -247,7 +248,7 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, num_
             yield finish(done=True, stopped=True)
             return
         if step > 0:
-            logits = forward(lm.model, torch.tensor([[t[-1]] for t in beam_tokens]), cache)
+            logits = forward_next(lm, cache, [t[-1] for t in beam_tokens])
 
         # 1-2. processed log-probs, plus each beam's running score
         history = History(torch.tensor([prompt + t for t in beam_tokens]), len(prompt))

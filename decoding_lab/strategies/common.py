@@ -1,27 +1,21 @@
-"""Small helpers shared by greedy, sampling and beam search.
+"""Small helpers shared by the strategies: argument checks, results, stateful stages.
 
-All three strategies share one shape: validate, prefill the prompt *once* (batch 1),
-copy the KV cache to as many rows as the strategy needs, then loop
-"stages -> selector -> one cached forward for every row". These helpers hold the parts
-that are the same in all three.
-
-    >>> row_entropies(torch.tensor([[0.0, 0.0], [0.0, float("-inf")]]))   # ln 2, then 0
-    [0.6931471805599453, 0.0]
+The loop itself ("one cached forward for every row -> stages -> selector") is the decode
+core's (``decoding_lab.decode``); greedy, sampling, Compare's columns and batched prompts are
+configurations of it, and beam search runs its own selection on the same forward helpers.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-import torch
-from transformers import DynamicCache
 
 from decoding_lab import limits
-from decoding_lab.forward import forward, new_cache
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import SettingsError, Stage
 from decoding_lab.stepper import check_prompt_ids
 from decoding_lab.strategies.result import GeneratedSequence
+from decoding_lab.backends.base import LanguageModel
 
 T = TypeVar("T")
 
@@ -34,7 +28,7 @@ def max_new_tokens_limit() -> int:
     return limits.current().max_new_tokens
 
 
-def check_prompt(lm: Any, prompt_ids: Iterable[int]) -> list[int]:
+def check_prompt(lm: LanguageModel, prompt_ids: Iterable[int]) -> list[int]:
     """Non-empty, inside the vocabulary, no longer than ``DECODING_LAB_MAX_PROMPT_TOKENS``."""
     return check_prompt_ids(lm, prompt_ids)
 
@@ -61,38 +55,8 @@ def check_settings(settings: SamplingSettings | None, default: SamplingSettings)
     return settings
 
 
-def eos_set(lm: Any) -> set[int]:
+def eos_set(lm: LanguageModel) -> set[int]:
     return {int(t) for t in (getattr(lm, "eos_token_ids", ()) or ())}
-
-
-def prefill(lm: Any, prompt_ids: list[int], rows: int) -> tuple[DynamicCache, torch.Tensor]:
-    """Run the prompt once (batch 1), then repeat the cache and the logits to ``rows``
-    rows: n samples or n beams share one prefill instead of paying for n."""
-    cache = new_cache(lm.model)
-    logits = forward(lm.model, torch.tensor([prompt_ids]), cache)
-    if rows > 1:
-        cache.batch_repeat_interleave(rows)
-        logits = logits.repeat(rows, 1)
-    return cache, logits
-
-
-def row_entropies(logits: torch.Tensor) -> list[float]:
-    """Entropy (nats) of softmax of each row, in float64; -inf entries contribute 0 (``entr`` is
-    -p ln p, 0 at p = 0: three passes over the vocabulary instead of five)."""
-    h = torch.special.entr(torch.softmax(logits.double(), dim=-1)).sum(dim=-1)
-    return (h + 0.0).tolist()  # + 0.0 turns -0.0 (a one-hot row) into 0.0
-
-
-def record_choices(alive: list[int], chosen: torch.Tensor, final: torch.Tensor, logits: torch.Tensor,
-                   tokens: list[list[int]], logprobs: list[list[float]], entropies: list[list[float]]) -> None:
-    """Append each live row's chosen token, its log-probability under the final distribution and
-    the raw distribution's entropy to the lists of the sample that row holds (``alive[r]``)."""
-    lp = torch.log_softmax(final.double(), dim=-1).gather(1, chosen[:, None])[:, 0]
-    ents = row_entropies(logits)
-    for r, i in enumerate(alive):
-        tokens[i].append(int(chosen[r]))
-        logprobs[i].append(float(lp[r]))
-        entropies[i].append(ents[r])
 
 
 def start_stages(stages: list[Stage], rows: int) -> None:
@@ -105,7 +69,7 @@ def advance_stages(stages: list[Stage], parents: list[int], tokens: list[int]) -
         s.advance(parents, tokens)
 
 
-def make_sequence(lm: Any, tokens: list[int], logprobs: list[float], entropies: list[float], score: float,
+def make_sequence(lm: LanguageModel, tokens: list[int], logprobs: list[float], entropies: list[float], score: float,
                   eos: set[int]) -> GeneratedSequence:
     """Package one output; the text leaves out a final end-of-sequence token."""
     finished = bool(tokens) and tokens[-1] in eos
@@ -113,7 +77,7 @@ def make_sequence(lm: Any, tokens: list[int], logprobs: list[float], entropies: 
     return GeneratedSequence(list(tokens), text, float(score), list(logprobs), finished, list(entropies))
 
 
-def settings_json(lm: Any, settings: SamplingSettings, **extra: Any) -> dict[str, Any]:
+def settings_json(lm: LanguageModel, settings: SamplingSettings, **extra: Any) -> dict[str, Any]:
     return {"model": getattr(lm, "name", "?"), **settings.to_json(), **extra}
 
 

@@ -19,30 +19,27 @@ Worked example (``lm`` is a loaded model, see ``decoding_lab.models``)::
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from typing import Iterator
 
-import torch
-
-from decoding_lab.chain import DeadEndError, apply_stages, select_greedy
-from decoding_lab.forward import forward
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import Chain, Decoder, Row
 from decoding_lab.settings import SamplingSettings
-from decoding_lab.stages import History, Stage
-from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens, check_prompt,
-                                            check_settings, eos_set, make_sequence, prefill, primed, row_entropies,
-                                            settings_json, start_stages)
+from decoding_lab.stages import Stage
+from decoding_lab.strategies.common import (StopFn, check_max_new_tokens, check_prompt, check_settings, eos_set,
+                                            make_sequence, primed, settings_json)
 from decoding_lab.strategies.result import GenerationResult
 
 GREEDY_DEFAULT = SamplingSettings(temperature=0.0)
 
 
-def iter_greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
-                *, extra_stages: dict[str, Stage] | None = None,
+def iter_greedy(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None,
+                max_new_tokens: int = 64, *, extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
     """Yield a snapshot after every token; the last one has ``done=True``."""
     return primed(_run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop, every_step=True))
 
 
-def greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+def greedy(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
            *, extra_stages: dict[str, Stage] | None = None, should_stop: StopFn | None = None) -> GenerationResult:
     """Run greedy decoding to the end (EOS, ``max_new_tokens`` or ``should_stop``)."""
     *_, result = primed(_run(lm, prompt_ids, settings, max_new_tokens, extra_stages, should_stop,
@@ -50,7 +47,7 @@ def greedy(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = N
     return result
 
 
-def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_new_tokens: int,
+def _run(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None, max_new_tokens: int,
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
          every_step: bool) -> Iterator[GenerationResult | None]:
     prompt = check_prompt(lm, prompt_ids)
@@ -62,34 +59,20 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, max_
     t0 = time.perf_counter()
     yield None  # the arguments are valid: primed() stops here, before any model work
 
-    tokens: list[int] = []
-    logprobs: list[float] = []
-    entropies: list[float] = []
+    # the decode core with one row, one chain and the argmax
+    row = Row(prompt=prompt, chain=0, draw=None)
+    decoder = Decoder(lm, [row], [Chain(stages, greedy=True, dead_end="the stages left no token that can be chosen")],
+                      max_new_tokens, eos)
 
     def snapshot(done: bool, stopped: bool = False) -> GenerationResult:
-        seq = make_sequence(lm, tokens, logprobs, entropies, sum(logprobs), eos)
+        seq = make_sequence(lm, row.tokens, row.logprobs, row.entropies, sum(row.logprobs), eos)
         return GenerationResult("greedy", [seq], len(prompt), info, time.perf_counter() - t0,
-                                steps=len(tokens), done=done, stopped=stopped)
+                                steps=len(row.tokens), done=done, stopped=stopped)
 
-    start_stages(stages, 1)
-    cache, logits = prefill(lm, prompt, 1)
-    for step in range(max_new_tokens):
+    while decoder.alive:
         if should_stop is not None and should_stop():
             yield snapshot(done=True, stopped=True)
             return
-        if step > 0:  # one new position, read from the cache
-            logits = forward(lm.model, torch.tensor([[tokens[-1]]]), cache)
-        history = History(torch.tensor([prompt + tokens]), len(prompt))
-        final = apply_stages(stages, logits, history)            # [1, vocab]
-        if not bool(torch.isfinite(final).any()):
-            raise DeadEndError(f"step {step}: the stages left no token that can be chosen")
-        tok = int(select_greedy(final)[0])
-        tokens.append(tok)
-        logprobs.append(float(torch.log_softmax(final[0].double(), dim=-1)[tok]))
-        entropies.extend(row_entropies(logits))
-        done = tok in eos or len(tokens) == max_new_tokens
-        if done or every_step:
-            yield snapshot(done=done)
-        if done:
-            return
-        advance_stages(stages, [0], [tok])   # stateful stages (a grammar) take the token
+        decoder.step()
+        if row.done or every_step:
+            yield snapshot(done=row.done)

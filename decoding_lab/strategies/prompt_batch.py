@@ -29,28 +29,18 @@ differently again).
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 import torch
-from transformers import DynamicCache
 
 from decoding_lab import limits
-from decoding_lab.chain import DeadEndError, apply_stages, select_greedy, select_sample
-from decoding_lab.forward import forward
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import Chain, Decoder, Row
 from decoding_lab.settings import SamplingSettings
-from decoding_lab.stages import History, SettingsError
-from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens, check_prompt, eos_set,
-                                            make_sequence, prefill, record_choices, settings_json, start_stages)
+from decoding_lab.stages import SettingsError
+from decoding_lab.strategies.common import (StopFn, check_max_new_tokens, check_prompt, eos_set, make_sequence,
+                                            settings_json)
 from decoding_lab.strategies.result import GenerationResult
-
-
-def stack_caches(caches: Sequence[DynamicCache]) -> DynamicCache:
-    """One cache holding the rows of ``caches`` in order (all of one length); reuses the first."""
-    out = caches[0]
-    for i, layer in enumerate(out.layers):
-        layer.keys = torch.cat([c.layers[i].keys for c in caches], dim=0)
-        layer.values = torch.cat([c.layers[i].values for c in caches], dim=0)
-    return out
 
 
 def _same_but_seed(settings: Sequence[SamplingSettings]) -> None:
@@ -60,7 +50,7 @@ def _same_but_seed(settings: Sequence[SamplingSettings]) -> None:
             raise SettingsError("prompts batched together must share their settings (all but the seed)")
 
 
-def sample_prompts(lm: Any, prompts: Sequence[Sequence[int]], settings: Sequence[SamplingSettings], n: int,
+def sample_prompts(lm: LanguageModel, prompts: Sequence[Sequence[int]], settings: Sequence[SamplingSettings], n: int,
                    max_new_tokens: int = 64, batch: int = 4,
                    should_stop: StopFn | None = None) -> list[GenerationResult] | None:
     """n samples for each prompt, ``batch`` prompts of one length at a time; results in the order
@@ -83,7 +73,7 @@ def sample_prompts(lm: Any, prompts: Sequence[Sequence[int]], settings: Sequence
     return [out[i] for i in range(len(prompts))]
 
 
-def sample_batch(lm: Any, prompts: Sequence[Sequence[int]], settings: Sequence[SamplingSettings], n: int,
+def sample_batch(lm: LanguageModel, prompts: Sequence[Sequence[int]], settings: Sequence[SamplingSettings], n: int,
                  max_new_tokens: int = 64, should_stop: StopFn | None = None) -> list[GenerationResult] | None:
     """n samples of each of ``prompts`` (one length) as one batch; see the module docstring."""
     ids = [check_prompt(lm, p) for p in prompts]
@@ -102,50 +92,19 @@ def sample_batch(lm: Any, prompts: Sequence[Sequence[int]], settings: Sequence[S
         gens.append(g.manual_seed(seeds[-1]))
     t0 = time.perf_counter()
 
-    owner = [p for p in range(len(ids)) for _ in range(n)]      # row -> its prompt
-    rows = len(owner)
-    tokens: list[list[int]] = [[] for _ in range(rows)]
-    logprobs: list[list[float]] = [[] for _ in range(rows)]
-    entropies: list[list[float]] = [[] for _ in range(rows)]
-    alive = list(range(rows))                                   # batch row r holds sample alive[r]
-    start_stages(stages, rows)
-    filled = [prefill(lm, p, n) for p in ids]                   # batch-1 prefills: sample()'s first logits
-    cache = stack_caches([c for c, _ in filled])
-    logits = torch.cat([z for _, z in filled])
-    steps = 0
-    for step in range(max_new_tokens):
+    # the decode core: n rows per prompt, one chain over every row, one generator per prompt
+    rows = [Row(prompt=ids[p], chain=0, draw=p) for p in range(len(ids)) for _ in range(n)]
+    decoder = Decoder(lm, rows, [Chain(stages, greedy=greedy)], max_new_tokens, eos, gens)
+    while decoder.alive:
         if should_stop is not None and should_stop():
             return None
-        if step > 0:
-            logits = forward(lm.model, torch.tensor([[tokens[i][-1]] for i in alive]), cache)
-        history = History(torch.tensor([ids[owner[i]] + tokens[i] for i in alive]), len(ids[0]))
-        final = apply_stages(stages, logits, history)
-        dead = (~torch.isfinite(final).any(dim=-1)).nonzero().flatten().tolist()
-        if dead:
-            raise DeadEndError(f"step {step}: the stages left no token for sample {alive[dead[0]]}")
-        if greedy:
-            chosen = select_greedy(final)
-        else:      # each prompt's rows from its own generator, in its own order: sample()'s stream
-            chosen = torch.empty(len(alive), dtype=torch.long)
-            for p in range(len(ids)):
-                mine = [r for r, i in enumerate(alive) if owner[i] == p]
-                if mine:
-                    chosen[mine] = select_sample(final[mine], gens[p])
-        record_choices(alive, chosen, final, logits, tokens, logprobs, entropies)
-        steps = step + 1
-        keep = [r for r, i in enumerate(alive) if tokens[i][-1] not in eos]
-        if not keep:
-            break
-        advance_stages(stages, keep, [tokens[alive[r]][-1] for r in keep])
-        if len(keep) < len(alive):
-            cache.batch_select_indices(torch.tensor(keep))
-            alive = [alive[r] for r in keep]
+        decoder.step()
     seconds = time.perf_counter() - t0
     results = []
     for p, s in enumerate(settings):
-        mine = [i for i in range(rows) if owner[i] == p]
-        seqs = [make_sequence(lm, tokens[i], logprobs[i], entropies[i], sum(logprobs[i]), eos) for i in mine]
+        mine = rows[p * n:(p + 1) * n]
+        seqs = [make_sequence(lm, r.tokens, r.logprobs, r.entropies, sum(r.logprobs), eos) for r in mine]
         info = settings_json(lm, s, n=n, max_new_tokens=max_new_tokens, seed_used=seeds[p])
         results.append(GenerationResult("sample", seqs, len(ids[p]), info, seconds,
-                                        steps=max(len(tokens[i]) for i in mine), done=True))
+                                        steps=max(len(r.tokens) for r in mine), done=True))
     return results

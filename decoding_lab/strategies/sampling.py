@@ -26,18 +26,17 @@ Worked example (``lm`` is a loaded model, see ``decoding_lab.models``)::
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from typing import Iterator
 
 import torch
 
 from decoding_lab import limits
-from decoding_lab.chain import DeadEndError, apply_stages, select_greedy, select_sample
-from decoding_lab.forward import forward
+from decoding_lab.backends.base import LanguageModel
+from decoding_lab.decode import Chain, Decoder, Row
 from decoding_lab.settings import SamplingSettings
-from decoding_lab.stages import History, Stage
-from decoding_lab.strategies.common import (StopFn, advance_stages, check_max_new_tokens,
-                                            check_prompt, check_settings, eos_set, make_sequence, prefill, primed,
-                                            record_choices, settings_json, start_stages)
+from decoding_lab.stages import Stage
+from decoding_lab.strategies.common import (StopFn, check_max_new_tokens, check_prompt, check_settings, eos_set,
+                                            make_sequence, primed, settings_json)
 from decoding_lab.strategies.result import GenerationResult
 
 #: Default upper bound on n (one batch holds every sample; each row keeps its own KV cache and a
@@ -45,14 +44,14 @@ from decoding_lab.strategies.result import GenerationResult
 MAX_SAMPLES = limits.Limits.max_samples
 
 
-def iter_sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+def iter_sample(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
                 *, n: int = 1, extra_stages: dict[str, Stage] | None = None,
                 should_stop: StopFn | None = None) -> Iterator[GenerationResult]:
     """Yield a snapshot (all n samples so far) after every step; the last has ``done=True``."""
     return primed(_run(lm, prompt_ids, settings, n, max_new_tokens, extra_stages, should_stop, every_step=True))
 
 
-def sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
+def sample(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, max_new_tokens: int = 64,
            *, n: int = 1, extra_stages: dict[str, Stage] | None = None,
            should_stop: StopFn | None = None) -> GenerationResult:
     """Draw ``n`` samples to the end. With temperature 0 every row is greedy (n equal outputs)."""
@@ -61,7 +60,7 @@ def sample(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None = N
     return result
 
 
-def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: int, max_new_tokens: int,
+def _run(lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None, n: int, max_new_tokens: int,
          extra_stages: dict[str, Stage] | None, should_stop: StopFn | None,
          every_step: bool) -> Iterator[GenerationResult | None]:
     prompt = check_prompt(lm, prompt_ids)
@@ -78,41 +77,19 @@ def _run(lm: Any, prompt_ids: list[int], settings: SamplingSettings | None, n: i
     t0 = time.perf_counter()
     yield None  # the arguments are valid: primed() stops here, before any model work
 
-    tokens: list[list[int]] = [[] for _ in range(n)]
-    logprobs: list[list[float]] = [[] for _ in range(n)]
-    entropies: list[list[float]] = [[] for _ in range(n)]
-    alive = list(range(n))   # batch row r holds sample alive[r]
+    # the decode core with n rows of one prompt, one chain over all of them and one generator
+    rows = [Row(prompt=prompt, chain=0, draw=0) for _ in range(n)]
+    decoder = Decoder(lm, rows, [Chain(stages, greedy=settings.greedy)], max_new_tokens, eos, [generator])
 
     def snapshot(step: int, done: bool, stopped: bool = False) -> GenerationResult:
-        seqs = [make_sequence(lm, tokens[i], logprobs[i], entropies[i], sum(logprobs[i]), eos) for i in range(n)]
+        seqs = [make_sequence(lm, r.tokens, r.logprobs, r.entropies, sum(r.logprobs), eos) for r in rows]
         return GenerationResult("sample", seqs, len(prompt), info, time.perf_counter() - t0,
                                 steps=step, done=done, stopped=stopped)
 
-    start_stages(stages, n)
-    cache, logits = prefill(lm, prompt, n)          # one prefill, cache copied to n rows
-    for step in range(max_new_tokens):
+    while decoder.alive:
         if should_stop is not None and should_stop():
-            yield snapshot(step, done=True, stopped=True)
+            yield snapshot(decoder.step_index, done=True, stopped=True)
             return
-        if step > 0:  # every live row feeds its last token, all in one forward
-            last = torch.tensor([[tokens[i][-1]] for i in alive])
-            logits = forward(lm.model, last, cache)
-        history = History(torch.tensor([prompt + tokens[i] for i in alive]), len(prompt))
-        final = apply_stages(stages, logits, history)                       # [rows, vocab]
-        dead = (~torch.isfinite(final).any(dim=-1)).nonzero().flatten().tolist()
-        if dead:
-            raise DeadEndError(f"step {step}: the stages left no token for sample {alive[dead[0]]}")
-        chosen = select_greedy(final) if settings.greedy else select_sample(final, generator)
-        record_choices(alive, chosen, final, logits, tokens, logprobs, entropies)
-
-        # Rows that drew EOS leave the batch; the others (and stateful stages) carry on.
-        keep = [r for r, i in enumerate(alive) if tokens[i][-1] not in eos]
-        done = not keep or step + 1 == max_new_tokens
-        if done or every_step:
-            yield snapshot(step + 1, done=done)
-        if done:
-            return
-        advance_stages(stages, keep, [tokens[alive[r]][-1] for r in keep])
-        if len(keep) < len(alive):
-            cache.batch_select_indices(torch.tensor(keep))
-            alive = [alive[r] for r in keep]
+        decoder.step()
+        if not decoder.alive or every_step:   # rows that drew EOS left the batch; the others carry on
+            yield snapshot(decoder.step_index, done=not decoder.alive)

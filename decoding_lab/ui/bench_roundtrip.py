@@ -30,6 +30,7 @@ import uuid
 from typing import Any, Iterator
 
 from decoding_lab.settings import SamplingSettings
+from decoding_lab.backends.base import LanguageModel
 
 PROMPT = "Tell me a story about a lighthouse keeper."
 #: (name, Explorer controls): greedy, and a sampling chain with two truncations.
@@ -109,7 +110,7 @@ def _controls(model: str, overrides: dict[str, Any]) -> dict[str, Any]:
     return {"model": model, "hub_id": "", "prompt": PROMPT, "chat": "chat", **DEFAULTS, "top_n": 20, **overrides}
 
 
-def ui_roundtrip(lm: Any, steps: int = 24, rounds: int = 3) -> list[dict[str, Any]]:
+def ui_roundtrip(lm: LanguageModel, steps: int = 24, rounds: int = 3) -> list[dict[str, Any]]:
     """Per case: median seconds of one Step through the app (push protocol) and of the core
     step, their ratio, and the same Step through ``gradio_client`` for comparison."""
     from gradio_client import Client

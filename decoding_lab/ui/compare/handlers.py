@@ -1,7 +1,7 @@
 """Compare tab, events: a ``CompareRequest`` built once from the named inputs; the greedy and
 sampling columns as one batch (``strategies.columns.iter_columns``; one batch per column on a
 backend that runs one sequence at a time; on a served model, a sampled column is the server's own
-whole sample, ``remote.engine_samples.iter_engine_sample``) and each beam column as its own
+whole sample, ``strategies.engine_samples.iter_engine_sample``) and each beam column as its own
 (``iter_beam``), interleaved one step each so all columns grow together (Stop cancels the
 run); the export, "send to the Explorer", and a lesson's preset filled into the columns."""
 
@@ -96,7 +96,6 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
     """Wire the tab's events; returns the ones the page may chain or cancel."""
 
     def on_run(v: dict[str, Any]):
-        from decoding_lab.forward import one_sequence
         from decoding_lab.models import get_model
         from decoding_lab.strategies import ITER_STRATEGIES
         from decoding_lab.strategies.columns import ROW_STRATEGIES, iter_columns
@@ -107,8 +106,8 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
         # of them); each beam column is a batch of its own. Each source is stepped in turn.
         batched = [i for i, c in enumerate(req.columns) if c.strategy in ROW_STRATEGIES]
         sources: list[tuple[list[int], Any]] = []
-        from decoding_lab.remote.engine_samples import draws_whole_samples, iter_engine_sample
-        if draws_whole_samples(lm):
+        from decoding_lab.strategies.engine_samples import iter_engine_sample
+        if lm.caps.whole_samples:
             # A served model's sampled column is the engine's own sample, drawn whole in one request
             # (what a deployment gets); its greedy column stays ours, one token per request over the
             # server's top-N (the argmax is exact there, and it keeps each step's entropy).
@@ -117,7 +116,7 @@ def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
             sources += [([i], iter_engine_sample(lm, ids, _seeded(req.columns[i].settings), req.max_new_tokens))
                         for i in drawn]
         # A backend that runs one sequence per cache (llama.cpp's, a server's) gets one batch per column.
-        for group in ([[i] for i in batched] if one_sequence(lm.model) else [batched] if batched else []):
+        for group in ([[i] for i in batched] if not lm.caps.batch else [batched] if batched else []):
             sources.append((group, iter_columns(lm, ids, [(req.columns[i].strategy, req.columns[i].settings)
                                                           for i in group], req.max_new_tokens)))
         sources += [([i], ITER_STRATEGIES[c.strategy](lm, ids, c.settings, max_new_tokens=req.max_new_tokens,

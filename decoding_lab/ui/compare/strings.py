@@ -18,7 +18,7 @@ EN: dict[str, str] = {
                    "(greedy). Press Step to run it.",
     "sent_beam": "Column {i} sent to the Explorer: model {model}, the prompt and its penalties, with T = 0. "
                  "The Explorer follows one path, so it runs greedy: beam search stays on this tab.",
-    # under a sampled column of a served model (remote.engine_samples): who drew it, and what its numbers are
+    # under a sampled column of a served model (strategies.engine_samples): who drew it, and what its numbers are
     "engine_drawn": "Drawn by the server's own sampler ({endpoint}, {api}): the whole sample in one request, "
                     "with these settings sent to it. Its log-probabilities are {logprobs}. No entropy line: "
                     "a whole sample reports only the tokens picked.",

@@ -64,7 +64,7 @@ def output_html(label: str, result: Any, lang: str) -> str:
 
 
 def engine_note(result: Any, lang: str) -> str:
-    """Under a column a server drew itself (``remote.engine_samples``): who drew it and what its
+    """Under a column a server drew itself (``strategies.engine_samples``): who drew it and what its
     log-probabilities are; empty for a column decoded here."""
     info = result.settings if isinstance(result.settings, dict) else {}
     if "endpoint" not in info:

@@ -81,7 +81,7 @@ def settings_for(name: str, model_name: str) -> Any:
         from decoding_lab.models import get_model
         from decoding_lab.ui.common.runtime import model_slot
         with model_slot():  # loading a model is model work (usually it is loaded already)
-            config = getattr(get_model(model_name).model, "generation_config", None)
+            config = get_model(model_name).generation_config
     return engine_defaults(name, config)
 
 

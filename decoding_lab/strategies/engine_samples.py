@@ -1,6 +1,6 @@
 """Whole samples drawn by a server's own sampler, n of them in one request.
 
-Stepping a server token by token (``backend``) lets *our* chain pick from its top-N: right
+Stepping a server token by token (``backends.remote``) lets *our* chain pick from its top-N: right
 for watching one step, but one request per token, and approximate wherever the top-N is
 not enough. For many complete samples (a temperature sweep on a served model) the question
 is what *the engine* writes, so the engine writes them: one request asks for ``n``
@@ -40,8 +40,9 @@ from decoding_lab.remote.payloads import build_request, sampling_from_settings
 from decoding_lab.remote.shapes import _TOKEN_ID_KEY
 from decoding_lab.strategies.common import eos_set, settings_json
 from decoding_lab.strategies.result import GeneratedSequence, GenerationResult
+from decoding_lab.backends.base import LanguageModel
 
-__all__ = ["engine_samples", "iter_engine_sample", "draws_whole_samples", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
+__all__ = ["engine_samples", "iter_engine_sample", "SECONDS_PER_TOKEN", "SEED_BLOCK"]
 
 #: Time allowed per requested token, on top of the endpoint's ``timeout_s`` (a 7B model on a
 #: busy server writes tens of tokens a second; this only bounds a server that hangs).
@@ -49,13 +50,12 @@ SECONDS_PER_TOKEN = 0.5
 #: Request seeds per settings seed (more than any ``n`` the limits allow).
 SEED_BLOCK = 1 << 12
 _MAX_REQUEST_S = 900.0
-#: The APIs whose whole samples are read here (SGLang's native /generate is not: use its OpenAI route).
-WHOLE_SAMPLE_APIS = ("llama-server", "openai")
-
-
-def draws_whole_samples(lm: Any) -> bool:
-    """True for a served model whose server can be asked for whole samples (``engine_samples``)."""
-    return getattr(lm, "source", "") == "remote" and lm.model.endpoint.api in WHOLE_SAMPLE_APIS
+def _served(lm: LanguageModel) -> Any:
+    """The backend of a model whose engine draws whole samples, or a one-line refusal."""
+    if not lm.caps.whole_samples:
+        raise ModelError(f"{lm.name} cannot draw whole samples itself: only a served model on llama-server or an "
+                         "OpenAI-style completions route can")
+    return lm.backend
 
 
 def _engine_info(ep: Any) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def _score(logprobs: list[float]) -> float:
     return float(sum(x for x in logprobs if not math.isnan(x)))
 
 
-def _sequences_openai(body: Any, lm: Any, eos: set[int]) -> tuple[list[GeneratedSequence], bool]:
+def _sequences_openai(body: Any, lm: LanguageModel, eos: set[int]) -> tuple[list[GeneratedSequence], bool]:
     """OpenAI completions choices -> sequences; the flag says whether the ids were re-tokenised."""
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices:
@@ -144,11 +144,10 @@ def _slots(client: Any) -> int:
         return 1
 
 
-def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_new_tokens: int) -> GenerationResult:
-    """``n`` complete samples of ``lm`` (a ``remote:`` model) after ``prompt_ids``, drawn by the
-    server itself with ``settings``."""
-    kernels = lm.model
-    ep, client = kernels.endpoint, kernels.client
+def engine_samples(lm: LanguageModel, prompt_ids: list[int], settings: Any, n: int, max_new_tokens: int) -> GenerationResult:
+    """``n`` complete samples of ``lm`` (a backend with ``caps.whole_samples``: a served model)
+    after ``prompt_ids``, drawn by the server itself with ``settings``."""
+    ep, client = _served(lm).endpoint, _served(lm).client
     n = limits.check_samples(n)
     max_new_tokens = limits.check_new_tokens(max_new_tokens)
     eos = eos_set(lm) or {0}
@@ -203,7 +202,7 @@ def engine_samples(lm: Any, prompt_ids: list[int], settings: Any, n: int, max_ne
                             steps=max((len(s) for s in seqs), default=0), done=True)
 
 
-def iter_engine_sample(lm: Any, prompt_ids: list[int], settings: Any, max_new_tokens: int,
+def iter_engine_sample(lm: LanguageModel, prompt_ids: list[int], settings: Any, max_new_tokens: int,
                        poll_s: float = 0.1) -> Iterator[GenerationResult]:
     """One whole sample drawn by the server (``engine_samples`` with n = 1), as the snapshots an
     ``iter_*`` strategy yields: while the request is out, an empty running snapshot every
@@ -211,7 +210,7 @@ def iter_engine_sample(lm: Any, prompt_ids: list[int], settings: Any, max_new_to
     the result, ``done``. The limits are checked when this is called; a failed request raises
     from the generator, as a failed step would."""
     max_new_tokens = limits.check_new_tokens(max_new_tokens)
-    ep = lm.model.endpoint
+    ep = _served(lm).endpoint
     waiting = GenerationResult("sample", [GeneratedSequence([], "", 0.0, [], False)], len(prompt_ids),
                                _engine_info(ep), 0.0, steps=0, done=False)
 

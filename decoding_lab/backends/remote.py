@@ -1,4 +1,4 @@
-"""A model on a server (vLLM, SGLang, llama-server), behind the interface the stepper drives.
+"""A model on a server (vLLM, SGLang, llama-server), as a backend (``backends.base.Backend``).
 
 **Why token ids, not text.** The stepper owns the token list. Sending text would let the
 server tokenise it again, and ``decode`` then ``encode`` is not always the identity (a
@@ -22,6 +22,11 @@ is the most uncertain way to place it); temperature reshapes the tail as a block
 is still exact on the top-N ranks, and T > 1 lifts the invented tail. ``cache.last_report``
 keeps what the server said, so a view can print "top-20 of 49,152".
 
+**The engine's own pick.** Every request also asks the server to pick a token with the session's
+settings (``tell_engine``); ``step_report`` sets that pick, and what its chain kept, beside ours.
+So this backend says ``Caps(batch=False, exact_logits=False, engine_picks=True)``, and
+``whole_samples`` where the server's API can draw whole samples (``strategies.engine_samples``).
+
     >>> logits, tail, fill = fill_logits((2, 0), (math.log(0.5), math.log(0.3)), 4)
     >>> [round(math.exp(x), 3) for x in logits.tolist()], round(tail, 3)
     ([0.3, 0.1, 0.5, 0.1], 0.2)
@@ -29,31 +34,33 @@ keeps what the server said, so a view can print "top-20 of 49,152".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-from decoding_lab.forward import OneSequenceCache
+from decoding_lab.backends.base import Caps, OneSequenceCache
+from decoding_lab.backends.loaded import LoadedModel
+from decoding_lab.backends.registry import get_model, register
 from decoding_lab.errors import ModelError
-from decoding_lab.models import LoadedModel, get_model
+from decoding_lab.params import PARAMS
+from decoding_lab.remote.agreement import engine_agreement
 from decoding_lab.remote.client import Client
-from decoding_lab.remote.config import Endpoint, endpoint as find_endpoint
-from decoding_lab.remote.payloads import build_request, check_vocabulary
+from decoding_lab.remote.config import PREFIX, Endpoint, endpoint as find_endpoint
+from decoding_lab.remote.payloads import build_request, check_vocabulary, sampling_from_settings
 from decoding_lab.remote.shapes import TopN, parse, resolve_texts, text_index
 
-__all__ = ["RemoteKernels", "RemoteCache", "RemoteReport", "fill_logits", "load_remote"]
+__all__ = ["RemoteBackend", "RemoteCache", "RemoteReport", "fill_logits", "load", "PREFIX", "WHOLE_SAMPLE_APIS"]
+
+#: The APIs whose servers can be asked for whole samples (SGLang's native /generate cannot: use its OpenAI route).
+WHOLE_SAMPLE_APIS = ("llama-server", "openai")
 
 _ONE_SEQUENCE = ("a remote model runs one sequence at a time (no batched beams or samples): "
                  "use a local model for this run")
-
-
-@dataclass
-class _Output:  # what a transformers forward returns, as far as decoding_lab.forward reads it
-    logits: torch.Tensor
 
 
 @dataclass(frozen=True)
@@ -101,13 +108,10 @@ def fill_logits(ids: tuple[int, ...], logprobs: tuple[float, ...], vocab: int) -
     return out.float(), tail, fill
 
 
-class RemoteKernels:
-    """The model object for one endpoint: one request per forward, no state on the server."""
+class RemoteBackend:
+    """The backend for one endpoint: one request per forward, no state on the server."""
 
     device = torch.device("cpu")
-    config = None            # no transformers config: decoding_lab.forward asks this object for caches
-    one_sequence = True      # one row per cache: batched callers go row by row (forward.one_sequence)
-    generation_config = None
 
     def __init__(self, ep: Endpoint, tokenizer_model: LoadedModel, client: Client | None = None) -> None:
         self.endpoint = ep
@@ -115,20 +119,36 @@ class RemoteKernels:
         self.twin = tokenizer_model              # supplies the vocabulary, texts and decode
         self.n_vocab = int(tokenizer_model.vocab_size)
         self._index: dict[str, list[int]] | None = None
-        self.vocabulary_check = "unchecked"  # set by load_remote: did the server tokenise a test sentence as we do?
+        self.vocabulary_check = "unchecked"  # set by load: did the server tokenise a test sentence as we do?
+        self.caps = Caps(batch=False, exact_logits=False, engine_picks=True,
+                         whole_samples=ep.api in WHOLE_SAMPLE_APIS)
 
     def new_cache(self) -> "RemoteCache":
         return RemoteCache(self)
-
-    def eval(self) -> "RemoteKernels":
-        return self
 
     def index(self) -> dict[str, list[int]]:
         if self._index is None:  # only text-keyed servers need it
             self._index = text_index(self.twin.token_texts())
         return self._index
 
-    def __call__(self, input_ids: torch.Tensor, cache: "RemoteCache", **_: Any) -> _Output:
+    def tell_engine(self, cache: "RemoteCache", settings: Any) -> None:
+        """The next request asks the server to pick with these settings (greedy until told)."""
+        cache.engine_sampling = sampling_from_settings(settings)
+
+    def step_report(self, cache: "RemoteCache", p_final: torch.Tensor, greedy: bool) -> dict[str, Any] | None:
+        """The server's report on the logits ``cache`` last produced, with what its own chain kept
+        set beside ``p_final`` (ours) where it said (llama-server's post-sampling top-N)."""
+        report = cache.last_report
+        if report is None:
+            return None
+        out = dataclasses.asdict(report)
+        if out.get("post_ids") is not None:
+            out["agreement"] = engine_agreement(p_final, out["post_ids"], out["post_probs"], len(out["ids"]) or 1,
+                                                greedy)
+        return out
+
+    def forward(self, input_ids: torch.Tensor, cache: "RemoteCache",
+                attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Append ``input_ids`` (``[1, n]``) to the cache and ask the server about the next token."""
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise ModelError(_ONE_SEQUENCE)
@@ -142,7 +162,7 @@ class RemoteKernels:
         except BaseException:
             del cache.tokens[before:]  # a failed step leaves the cache as it was
             raise
-        return _Output(logits=logits.view(1, 1, -1))
+        return logits.view(1, -1)
 
     def _ask(self, cache: "RemoteCache") -> torch.Tensor:
         ep, t0 = self.endpoint, time.perf_counter()
@@ -178,16 +198,9 @@ class RemoteKernels:
         if text is not None:
             notes.append("the context was sent as text and re-tokenised by the server (it takes no token ids)")
         es = cache.engine_sampling
-        inexact = [(stage, why) for stage, why, on in (
-            ("repetition-penalty", "it divides or multiplies the raw logit by its sign",
-             es.get("repetition_penalty", 1.0) != 1.0),
-            ("typical-p", "it needs the entropy of the whole distribution", es.get("typical_p", 1.0) < 1.0),
-            ("top-n-sigma", "it needs the spread of all the raw logits", es.get("top_n_sigma", -1.0) > 0),
-            ("temperature", "dynamic temperature needs the entropy of the whole distribution",
-             es.get("dynatemp_range", 0.0) > 0),
-            ("xtc", "its coin is drawn by the engine's own random generator, ours by a hash",
-             0 < es.get("xtc_probability", 0.0) < 1))
-            if on]
+        # the knobs a top-N report cannot redo exactly, as the parameter table says (its top_n_inexact column)
+        inexact = list(dict.fromkeys((p.stage, p.top_n_inexact) for p in PARAMS.values()
+                                     if p.key in es and p.inexact_from_top_n(es[p.key])))
         if inexact:
             notes.append("not exact from a top-N report, since the server gives log-probabilities, not raw logits: "
                          + "; ".join(f"{stage} ({why})" for stage, why in inexact))
@@ -208,8 +221,8 @@ class RemoteCache(OneSequenceCache):
 
     ONE_SEQUENCE_MESSAGE = _ONE_SEQUENCE
 
-    def __init__(self, kernels: RemoteKernels) -> None:
-        self.kernels = kernels
+    def __init__(self, backend: RemoteBackend) -> None:
+        self.backend = backend
         self.tokens: list[int] = []
         self.engine_sampling: dict[str, Any] = {"temperature": 0.0}  # the engine's own pick: greedy by default
         self.last_report: RemoteReport | None = None
@@ -223,25 +236,30 @@ class RemoteCache(OneSequenceCache):
         del self.tokens[length:]
 
     def __deepcopy__(self, memo: dict) -> "RemoteCache":
-        twin = RemoteCache(self.kernels)  # the kernels (and their HTTP pool) stay shared
+        twin = RemoteCache(self.backend)  # the backend (and its HTTP pool) stays shared
         twin.tokens = list(self.tokens)
         twin.engine_sampling = dict(self.engine_sampling)
         twin.last_report = self.last_report  # frozen: safe to share
         return twin
 
 
-def load_remote(endpoint_name: str) -> LoadedModel:
-    """A ``LoadedModel`` whose forward passes run on a configured server. The tokenizer, vocabulary,
+def _claims(name: str) -> str | None:
+    """``remote:<name>`` of a configured endpoint (never a typed URL)."""
+    return find_endpoint(name).model_name if name.lower().startswith(PREFIX) else None
+
+
+def load(key: str, device: str | None = None, **_: Any) -> LoadedModel:
+    """A model whose forward passes run on a configured server. The tokenizer, vocabulary,
     end-of-sequence ids and chat template come from the endpoint's ``tokenizer`` model; the server's
     tokenizer is checked against it on a test sentence where the server can tokenise."""
     start = time.perf_counter()
-    ep = find_endpoint(endpoint_name)
+    ep = find_endpoint(key)
     twin = get_model(ep.tokenizer)
-    kernels = RemoteKernels(ep, twin)
-    kernels.vocabulary_check = check_vocabulary(kernels.client, ep, twin)  # "checked" | "unchecked"
-    return LoadedModel(name=ep.model_name, model=kernels, tokenizer=twin.tokenizer, device=kernels.device,
-                       vocab_size=kernels.n_vocab, has_chat_template=twin.has_chat_template, source="remote",
+    backend = RemoteBackend(ep, twin)
+    backend.vocabulary_check = check_vocabulary(backend.client, ep, twin.tokenizer)  # "checked" | "unchecked"
+    return LoadedModel(name=ep.model_name, backend=backend, tokenizer=twin.tokenizer, vocab_size=backend.n_vocab,
+                       has_chat_template=twin.has_chat_template, source="remote",
                        load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
 
 
-
+register("remote", _claims, load)

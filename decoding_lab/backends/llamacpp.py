@@ -5,36 +5,41 @@ the file to llama.cpp, which computes with the quantised weights directly (Q4_1,
 as a llama.cpp user's program would. The two give different logits for the same file (the
 kernels round differently), which is worth seeing: a greedy answer can change.
 
-The stepper talks to a model through four calls (``decoding_lab.forward``): make a cache,
-run tokens through it, crop it, copy it. Here the model object (``LlamaCppKernels``) holds
-the weights, loaded once per process and shared; each cache (``LlamaCppCache``) is its own
+The backend (``LlamaCppBackend``, the ``backends.base.Backend`` protocol) holds the weights,
+loaded once per process and shared; each cache (``LlamaCppCache``) is its own
 ``llama_context`` (its own KV cache), so two visitors never share positions. Cropping is
 ``llama_memory_seq_rm``; a copy builds a new context and re-reads the tokens.
 
-One sequence per cache: batched calls (beam search, many samples at once) are refused with
-a message; the stepper, greedy and Temperature-0 paths work one sequence at a time anyway.
+One sequence per cache (``Caps(batch=False)``): batched calls (beam search, many samples at
+once) are refused with a message; callers that batch rows (Compare's columns, sweeps) run
+them one by one. The tokenizer is the transformers twin's: the same file, so the same ids.
 
 These machines advertise AMX but fault on it, so weights load without llama.cpp's extra
-(repacked) buffer types: ``use_extra_bufts = False`` selects its ordinary AVX-512 kernels.
+(repacked) buffer types: ``use_extra_bufts = False`` selects its ordinary AVX-512 backend.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from decoding_lab.llamacpp import require
-from decoding_lab.forward import OneSequenceCache
+from decoding_lab import limits
+from decoding_lab.backends.base import Caps, OneSequenceCache, SilentEngine
+from decoding_lab.bundled import BUNDLED
+from decoding_lab.backends.loaded import LoadedModel, one_line
+from decoding_lab.backends.registry import get_model, register
 from decoding_lab.errors import ModelError
+from decoding_lab.llamacpp import require
 
-__all__ = ["LlamaCppKernels", "LlamaCppCache", "SUFFIX"]
+__all__ = ["LlamaCppBackend", "LlamaCppCache", "SUFFIX", "load"]
 
-#: A model name ending in this runs on llama.cpp: ``smollm2-135m-instruct@llama.cpp``.
+#: A bundled model's name with this suffix runs on llama.cpp: ``smollm2-135m-instruct@llama.cpp``.
 SUFFIX = "@llama.cpp"
 
 
@@ -42,17 +47,11 @@ _ONE_SEQUENCE = ("the llama.cpp backend runs one sequence at a time (no batched 
                  "use the transformers backend (the model without @llama.cpp) for this run")
 
 
-@dataclass
-class _Output:  # what a transformers forward returns, as far as decoding_lab.forward reads it
-    logits: torch.Tensor
-
-
-class LlamaCppKernels:
+class LlamaCppBackend(SilentEngine):
     """The weights of one GGUF in llama.cpp, shared read-only by every cache made from it."""
 
     device = torch.device("cpu")
-    config = None  # no transformers config: decoding_lab.forward asks this object for caches
-    one_sequence = True      # one row per cache: batched callers go row by row (forward.one_sequence)
+    caps = Caps(batch=False, exact_logits=True)
 
     def __init__(self, gguf_path: str, n_ctx: int, n_threads: int | None = None) -> None:
         lib = require()
@@ -70,20 +69,16 @@ class LlamaCppKernels:
         train_ctx = int(lib.llama_model_n_ctx_train(self.model.model))
         self.n_ctx = int(min(n_ctx, train_ctx) if train_ctx > 0 else n_ctx)
         self.n_threads = int(n_threads or max(1, torch.get_num_threads()))
-        self.generation_config = None  # a GGUF carries no generation_config
 
     def new_cache(self) -> "LlamaCppCache":
         return LlamaCppCache(self)
 
-    def __call__(self, input_ids: torch.Tensor, cache: "LlamaCppCache", **_: Any) -> _Output:
-        """Run ``input_ids`` (``[1, n]``) through ``cache``; logits of the last position only."""
+    def forward(self, input_ids: torch.Tensor, cache: "LlamaCppCache",
+                attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Run ``input_ids`` (``[1, n]``) through ``cache``; the logits of the last position, ``[1, V]``."""
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise ModelError(_ONE_SEQUENCE)
-        logits = cache.feed(input_ids[0].tolist())
-        return _Output(logits=torch.from_numpy(logits).view(1, 1, -1))
-
-    def eval(self) -> "LlamaCppKernels":  # the transformers model protocol, as far as it is used
-        return self
+        return torch.from_numpy(cache.feed(input_ids[0].tolist())).view(1, -1)
 
 
 class LlamaCppCache(OneSequenceCache):
@@ -91,24 +86,24 @@ class LlamaCppCache(OneSequenceCache):
 
     ONE_SEQUENCE_MESSAGE = _ONE_SEQUENCE
 
-    def __init__(self, kernels: LlamaCppKernels) -> None:
+    def __init__(self, backend: LlamaCppBackend) -> None:
         lib = require()
-        self.kernels = kernels
+        self.backend = backend
         self.lib = lib
         params = lib.llama_context_default_params()
-        params.n_ctx = kernels.n_ctx
-        params.n_batch = min(512, kernels.n_ctx)
+        params.n_ctx = backend.n_ctx
+        params.n_batch = min(512, backend.n_ctx)
         params.n_ubatch = params.n_batch
-        params.n_threads = params.n_threads_batch = kernels.n_threads
+        params.n_threads = params.n_threads_batch = backend.n_threads
         params.n_seq_max = 1
         try:
-            self.ctx = kernels._internals.LlamaContext(model=kernels.model, params=params, verbose=False)
+            self.ctx = backend._internals.LlamaContext(model=backend.model, params=params, verbose=False)
         except ValueError as e:
             raise ModelError(f"llama.cpp could not make a context ({e})") from None
-        self.batch = kernels._internals.LlamaBatch(n_tokens=params.n_batch, embd=0, n_seq_max=1, verbose=False)
+        self.batch = backend._internals.LlamaBatch(n_tokens=params.n_batch, embd=0, n_seq_max=1, verbose=False)
         self.tokens: list[int] = []
 
-    # --- the DynamicCache methods decoding_lab.forward uses ---------------------------
+    # --- the cache protocol (backends.base.Cache) -------------------------------------
     def get_seq_length(self) -> int:
         return len(self.tokens)
 
@@ -119,7 +114,7 @@ class LlamaCppCache(OneSequenceCache):
         self.tokens = self.tokens[:length]
 
     def __deepcopy__(self, memo: dict) -> "LlamaCppCache":
-        twin = LlamaCppCache(self.kernels)
+        twin = LlamaCppCache(self.backend)
         if self.tokens:
             twin.feed(list(self.tokens))
         return twin
@@ -129,12 +124,12 @@ class LlamaCppCache(OneSequenceCache):
         """Append ``ids`` to the cache (in chunks of n_batch); the float32 logits after the last."""
         if not ids:
             raise ModelError("nothing to run through the model")
-        if len(self.tokens) + len(ids) > self.kernels.n_ctx:
-            raise ModelError(f"the llama.cpp context holds {self.kernels.n_ctx} tokens; this run needs "
+        if len(self.tokens) + len(ids) > self.backend.n_ctx:
+            raise ModelError(f"the llama.cpp context holds {self.backend.n_ctx} tokens; this run needs "
                              f"{len(self.tokens) + len(ids)}")
-        bad = [t for t in ids if not 0 <= int(t) < self.kernels.n_vocab]
+        bad = [t for t in ids if not 0 <= int(t) < self.backend.n_vocab]
         if bad:
-            raise ModelError(f"token id {bad[0]} is outside the vocabulary ({self.kernels.n_vocab})")
+            raise ModelError(f"token id {bad[0]} is outside the vocabulary ({self.backend.n_vocab})")
         step = self.batch._n_tokens
         for start in range(0, len(ids), step):
             chunk = [int(t) for t in ids[start:start + step]]
@@ -146,9 +141,36 @@ class LlamaCppCache(OneSequenceCache):
             self.tokens.extend(chunk)
         ptr = self.lib.llama_get_logits_ith(self.ctx.ctx, -1)
         return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)),
-                                     shape=(self.kernels.n_vocab,)).copy()
+                                     shape=(self.backend.n_vocab,)).copy()
 
 
-def load_kernels(gguf_path: str, n_ctx: int) -> LlamaCppKernels:
-    return LlamaCppKernels(gguf_path, n_ctx=n_ctx)
+def _claims(name: str) -> str | None:
+    if not name.lower().endswith(SUFFIX):
+        return None
+    base = name[: -len(SUFFIX)].strip().lower()
+    if base not in BUNDLED:
+        raise ModelError(f"only the bundled GGUF models ({', '.join(BUNDLED)}) run on llama.cpp here; "
+                         f"{one_line(base, 80)!r} has no GGUF file")
+    return base + SUFFIX
+
+
+def load(key: str, device: str | None = None, **_: Any) -> LoadedModel:
+    """The bundled GGUF in llama.cpp, with the tokenizer of its transformers twin (same file,
+    so the same token ids). Needs llama-cpp-python; without it, a one-line message."""
+    start = time.perf_counter()
+    spec = BUNDLED[key[: -len(SUFFIX)]]
+    found = spec.locate_gguf()
+    if found is None:
+        raise ModelError(f"the GGUF of {spec.name} is not installed ({spec.install_hint})")
+    twin = get_model(spec.name)
+    lim = limits.current()
+    backend = LlamaCppBackend(str(Path(found[0]) / found[1]), n_ctx=lim.max_prompt_tokens + lim.max_new_tokens + 8)
+    if backend.n_vocab != twin.vocab_size:
+        raise ModelError(f"llama.cpp sees {backend.n_vocab} tokens in {spec.name}, transformers {twin.vocab_size}")
+    return LoadedModel(name=key, backend=backend, tokenizer=twin.tokenizer, vocab_size=backend.n_vocab,
+                       has_chat_template=twin.has_chat_template, source="llama.cpp",
+                       load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
+
+
+register("llama.cpp", _claims, load)
 
