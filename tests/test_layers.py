@@ -203,3 +203,17 @@ def test_errors_and_params_are_leaves():
     for leaf in ("errors", "params"):
         imported = {n for n in _imports(CORE / f"{leaf}.py") if n.startswith("decoding_lab")}
         assert imported <= {"decoding_lab.errors", "decoding_lab.errors.SettingsError"}, (leaf, imported)
+
+
+def test_a_models_forward_is_called_from_the_decode_core_and_the_backends_only():
+    """``decode.run`` is the one door to a forward pass: a new loop that calls ``lm.forward`` (or a
+    transformers module) itself would bypass what the core does for every row."""
+    callers = []
+    for mod, path in _modules().items():
+        if mod.startswith(("decoding_lab.backends", "decoding_lab.ui")) or mod == "decoding_lab.decode":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("forward", "forward_uncached")):
+                callers.append(f"{mod}:{node.lineno}")
+    assert callers == []
