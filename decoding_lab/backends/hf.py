@@ -345,4 +345,11 @@ def load(key: str, device: str | None = None, cache_dir: Path | None = None) -> 
     return loaded_from(key, model, tokenizer, source, time.perf_counter() - start)
 
 
-register("transformers", _claims, load, fallback=True)
+def _offers() -> list[str]:
+    """The bundled models (the default first), then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS``."""
+    from decoding_lab.bundled import DEFAULT_MODEL
+    names = [DEFAULT_MODEL, *(name for name in BUNDLED if name != DEFAULT_MODEL)]
+    return names + [m for m in limits.current().allowed_models if m != "*" and m not in names]
+
+
+register("transformers", _claims, load, fallback=True, offers=_offers)

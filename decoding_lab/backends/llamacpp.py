@@ -21,6 +21,7 @@ These machines advertise AMX but fault on it, so weights load without llama.cpp'
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import time
 from pathlib import Path
@@ -172,5 +173,13 @@ def load(key: str, device: str | None = None, **_: Any) -> LoadedModel:
                        load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
 
 
-register("llama.cpp", _claims, load)
+def _offers() -> list[str]:
+    """The installed bundled GGUFs on llama.cpp's kernels, where llama-cpp-python is installed."""
+    from decoding_lab.llamacpp import available
+    if not available():
+        return []
+    return [name + SUFFIX for name, spec in BUNDLED.items() if importlib.util.find_spec(spec.package) is not None]
+
+
+register("llama.cpp", _claims, load, offers=_offers)
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from decoding_lab.backends.loaded import LoadedModel, one_line
 from decoding_lab.errors import ModelError
 
-__all__ = ["Registration", "register", "registered", "canonical", "load_model", "get_model", "freeze_loading",
+__all__ = ["Registration", "register", "registered", "offered_names", "canonical", "load_model", "get_model", "freeze_loading",
            "loaded_models"]
 
 
@@ -35,21 +35,33 @@ class Registration:
     claims: Callable[[str], str | None]            # a name -> its canonical key, or None if not this backend's
     load: Callable[..., LoadedModel]               # (key, device=None, cache_dir=None) -> a fresh model
     fallback: bool = False                         # tried last; may raise ModelError on a malformed name
+    offers: Callable[[], list[str]] | None = None  # the names a model menu lists for it (None: none)
 
 
 _BACKENDS: list[Registration] = []
 
 
 def register(name: str, claims: Callable[[str], str | None], load: Callable[..., LoadedModel],
-             fallback: bool = False) -> Registration:
+             fallback: bool = False, offers: Callable[[], list[str]] | None = None) -> Registration:
     """Add a backend (idempotent by name: re-importing a module replaces its entry)."""
-    entry = Registration(name, claims, load, fallback)
+    entry = Registration(name, claims, load, fallback, offers)
     _BACKENDS[:] = [b for b in _BACKENDS if b.name != name] + [entry]
     return entry
 
 
 def registered() -> list[str]:
     return [b.name for b in sorted(_BACKENDS, key=lambda b: b.fallback)]
+
+
+def offered_names() -> list[str]:
+    """Every name a model menu lists: the fallback's (transformers: the bundled models and the
+    allow-listed Hub ids) first, then each backend's in registration order, each name once."""
+    out: list[str] = []
+    for entry in sorted(_BACKENDS, key=lambda b: not b.fallback):
+        for name in entry.offers() if entry.offers is not None else []:
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def _resolve(name_or_id: object) -> tuple[Registration, str]:

@@ -35,6 +35,7 @@ So this backend says ``Caps(batch=False, exact_logits=False, engine_picks=True)`
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import secrets
 import time
@@ -50,7 +51,7 @@ from decoding_lab.errors import ModelError
 from decoding_lab.params import PARAMS
 from decoding_lab.remote.agreement import engine_agreement
 from decoding_lab.remote.client import Client
-from decoding_lab.remote.config import PREFIX, Endpoint, endpoint as find_endpoint
+from decoding_lab.remote.config import PREFIX, Endpoint, endpoint as find_endpoint, endpoints
 from decoding_lab.remote.payloads import build_request, check_vocabulary, sampling_from_settings
 from decoding_lab.remote.shapes import TopN, parse, resolve_texts, text_index
 
@@ -262,4 +263,14 @@ def load(key: str, device: str | None = None, **_: Any) -> LoadedModel:
                        load_seconds=time.perf_counter() - start, eos_token_ids=twin.eos_token_ids)
 
 
-register("remote", _claims, load)
+def _offers() -> list[str]:
+    """The servers this deployment configured (``DECODING_LAB_ENDPOINTS``), as ``remote:<name>``.
+    A broken configuration is the operator's to fix: it is logged, and the menus still fill."""
+    try:
+        return [e.model_name for e in endpoints()]
+    except ModelError as e:
+        logging.getLogger("decoding_lab").error("%s", e)
+        return []
+
+
+register("remote", _claims, load, offers=_offers)

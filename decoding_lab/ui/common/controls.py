@@ -99,31 +99,11 @@ def group_keys(group: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- model and prompt
 def model_names() -> list[str]:
-    """The bundled models, the same files on llama.cpp's kernels (``name@llama.cpp``, where
-    llama-cpp-python is installed), then the Hub ids of ``DECODING_LAB_ALLOWED_MODELS`` (if any)."""
-    from decoding_lab import limits
-    from decoding_lab.llamacpp import available
-    from decoding_lab.models import DEFAULT_MODEL, LLAMACPP_SUFFIX, list_models
-    models = list_models()
-    names = [m["name"] for m in models]
-    names = names if DEFAULT_MODEL in names else [DEFAULT_MODEL, *names]
-    if available():
-        names += [m["name"] + LLAMACPP_SUFFIX for m in models if m.get("installed")]
-    names += [m for m in limits.current().allowed_models if m != "*" and m not in names]
-    return names + remote_names()
-
-
-def remote_names() -> list[str]:
-    """The servers this deployment configured (``DECODING_LAB_ENDPOINTS``), as ``remote:<name>``.
-    A broken configuration is the operator's to fix: it is logged, and the page still opens."""
-    from decoding_lab.errors import ModelError
-    from decoding_lab.remote.config import endpoints
-    try:
-        return [e.model_name for e in endpoints()]
-    except ModelError as e:
-        import logging
-        logging.getLogger("decoding_lab").error("%s", e)
-        return []
+    """Every name the backends offer a menu (``backends.registry.offered_names``): the bundled models,
+    the Hub ids of ``DECODING_LAB_ALLOWED_MODELS``, the bundled files on llama.cpp's kernels
+    (``name@llama.cpp``, where llama-cpp-python is installed) and the configured servers (``remote:<name>``)."""
+    from decoding_lab.backends import registry
+    return registry.offered_names()
 
 
 def any_hub_id_allowed() -> bool:
