@@ -9,13 +9,63 @@ backend and lives here.
 
     >>> issubclass(SettingsError, UserError) and issubclass(SettingsError, ValueError)
     True
+
+**Codes.** A refusal that the app shows in several languages carries a ``code`` and its
+``params`` (as Django's ``ValidationError(message, code=, params=)`` does). Its English is
+``MESSAGES[code]`` filled with the params, so the CLI and the API read the same line as before;
+the UI renders ``err.<code>`` with the same params through its translation function.
+
+    >>> e = SettingsError.coded("out_of_range", name="top-p", op="<=", bound="1", got="1.5")
+    >>> str(e), e.code, e.params["bound"]
+    ('top-p must be <= 1, got 1.5', 'out_of_range', '1')
 """
 
 from __future__ import annotations
 
 
+#: The English of every coded message: named placeholders, each filled with text the raiser chose
+#: (``got`` is the bad value as the message shows it, quoted or not). ``ui/common/i18n`` holds the
+#: same keys as ``err.<code>`` in every language; a test keeps the two in step.
+MESSAGES: dict[str, str] = {
+    "not_a_number": "{name} must be a number, got {got}",
+    "not_finite": "{name} must be finite, got {got}",
+    "not_whole": "{name} must be a whole number, got {got}",
+    "out_of_range": "{name} must be {op} {bound}, got {got}",
+    "not_bool": "{name} must be true or false, got {got}",
+    "empty_number": "{name} is empty: give a number",
+    "unknown_stage": "unknown stage {name}; known stages: {known}",
+    "stage_twice": "stage order names {names} more than once",
+    "not_a_choice": "{name} must be one of {choices}; got {got}",
+    "empty_prompt": "the prompt is empty: type some text first",
+    "two_paths": "choose at least two numerical paths to compare",
+    "invalid_regex": "invalid regex{where}: {detail}",
+    "json_syntax": "the JSON schema is not valid JSON: {msg} (line {line}, column {column})",
+    "json_schema": "invalid JSON schema: {detail}",
+    "grammar_at": "invalid {what} at line {line}, column {column}: {detail}",
+    "grammar": "invalid {what}: {detail}",
+    "matches_nothing": "the {what} matches no text at all",
+    "empty_source": "the {what} is empty",
+    "no_choices": "choices: the list is empty, so nothing could be written",
+    "compiler_busy": "the grammar compiler is busy with {busy} other grammar(s); try again in a moment ({setting})",
+}
+
+
 class UserError(Exception):
-    """Base of every error whose message is meant for the person who asked."""
+    """Base of every error whose message is meant for the person who asked. ``code`` and
+    ``params`` are set on a coded one (``coded``), empty otherwise."""
+
+    code: str = ""
+
+    def __init__(self, *args: object, code: str = "", params: dict[str, str] | None = None) -> None:
+        super().__init__(*args)
+        self.code = code
+        self.params = dict(params or {})
+
+    @classmethod
+    def coded(cls, code: str, **params: object):  # -> an instance of cls
+        """The error ``code`` with its English filled in from ``params`` (all shown as text)."""
+        text = {k: str(v) for k, v in params.items()}
+        return cls(MESSAGES[code].format(**text), code=code, params=text)
 
 
 class SettingsError(UserError, ValueError):

@@ -135,7 +135,7 @@ def check_count(name: str, value: Any, hi: int, env: str | None = None, lo: int 
     """A whole number in [lo, hi]; the message names the setting, the bad value and, for a
     deployment limit, the variable that sets it."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SettingsError(f"{name} must be a whole number, got {value!r}")
+        raise SettingsError.coded("not_whole", name=name, got=repr(value))
     if not lo <= value <= hi:
         where = f" ({env})" if env else ""
         raise SettingsError(f"{name} must be between {lo} and {hi}{where}, got {value}")

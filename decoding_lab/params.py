@@ -80,15 +80,17 @@ def check_number(name: str, value: Any, lo: float | None = None, hi: float | Non
     Booleans are refused (``True`` is an int in Python, never a sensible top-k), and so are
     NaN, infinities and, for whole-number settings, fractions such as 1.5 (never rounded)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SettingsError(f"{name} must be a number, got {value!r}")
+        raise SettingsError.coded("not_a_number", name=name, got=repr(value))
     if not math.isfinite(value):  # first: int(inf) and int(nan) would raise their own errors
-        raise SettingsError(f"{name} must be finite, got {value!r}")
+        raise SettingsError.coded("not_finite", name=name, got=repr(value))
     if integer and int(value) != value:
-        raise SettingsError(f"{name} must be a whole number, got {value!r}")
+        raise SettingsError.coded("not_whole", name=name, got=repr(value))
     if lo is not None and (value < lo or (lo_open and value == lo)):
-        raise SettingsError(f"{name} must be {'>' if lo_open else '>='} {lo:g}, got {value:g}")
+        raise SettingsError.coded("out_of_range", name=name, op=">" if lo_open else ">=", bound=f"{lo:g}",
+                                  got=f"{value:g}")
     if hi is not None and (value > hi or (hi_open and value == hi)):
-        raise SettingsError(f"{name} must be {'<' if hi_open else '<='} {hi:g}, got {value:g}")
+        raise SettingsError.coded("out_of_range", name=name, op="<" if hi_open else "<=", bound=f"{hi:g}",
+                                  got=f"{value:g}")
     return int(value) if integer else float(value)
 
 
@@ -170,7 +172,7 @@ class Param:
             return None
         if self.kind == "bool":
             if not isinstance(value, bool):
-                raise SettingsError(f"{self.label} must be true or false, got {value!r}")
+                raise SettingsError.coded("not_bool", name=self.label, got=repr(value))
             return value
         if self.kind == "bias":
             return check_bias_pairs(value)

@@ -66,7 +66,7 @@ def canonical_stage_name(name: str) -> str:
     key = name.strip().lower().replace("_", "-")
     key = _ALIASES.get(key, key)
     if key not in STAGE_NAMES:
-        raise SettingsError(f"unknown stage {name!r}; known stages: {', '.join(STAGE_NAMES)}")
+        raise SettingsError.coded("unknown_stage", name=repr(name), known=", ".join(STAGE_NAMES))
     return key
 
 
@@ -85,7 +85,7 @@ def parse_order(order: str | Iterable[str]) -> tuple[str, ...]:
     names = tuple(canonical_stage_name(p) for p in parts)
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise SettingsError(f"stage order names {', '.join(dupes)} more than once")
+        raise SettingsError.coded("stage_twice", names=", ".join(dupes))
     return names
 
 

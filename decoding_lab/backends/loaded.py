@@ -93,7 +93,7 @@ class LoadedModel:
         else:  # raw: the tokenizer's own defaults (Gemma prepends <bos>, SmolLM2 adds nothing)
             ids = self.tokenizer(prompt)["input_ids"]
         if not ids:
-            raise ModelError("the prompt is empty: type some text first")
+            raise ModelError.coded("empty_prompt")
         return list(ids)
 
     def decode(self, ids: list[int]) -> str:

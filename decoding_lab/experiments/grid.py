@@ -48,7 +48,7 @@ def _parse_axis(spec: str, table: dict[str, tuple[str, float | None]], what: str
         raise SettingsError(f"{what} {spec!r}: the value must be a number") from None
     if field_name == "top_k":
         if v != int(v):
-            raise SettingsError(f"top-k must be a whole number, got {value}")
+            raise SettingsError.coded("not_whole", name="top-k", got=value)
         v = int(v)
     label = name if not value else f"{name}={value}"
     return label, {field_name: v}

@@ -61,8 +61,7 @@ def submit(fn: Callable[..., Any], *args: Any, **kw: Any) -> cf.Future:
     lim = limits.current()
     with _lock:
         if _busy >= lim.grammar_workers:
-            raise GrammarError(f"the grammar compiler is busy with {_busy} other grammar(s); try again in a moment "
-                               f"({limits.PREFIX}GRAMMAR_WORKERS)")
+            raise GrammarError.coded("compiler_busy", busy=_busy, setting=f"{limits.PREFIX}GRAMMAR_WORKERS")
         _busy += 1
         return _executor(lim.grammar_workers).submit(_run, fn, args, kw)
 

@@ -94,7 +94,7 @@ def json_schema(schema: dict | str, name: str = "", options: dict[str, Any] | No
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as e:
-            raise GrammarError(f"the JSON schema is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+            raise GrammarError.coded("json_syntax", msg=e.msg, line=e.lineno, column=e.colno) from None
     if not isinstance(schema, (dict, bool)):
         raise GrammarError(f"a JSON schema must be a JSON object, got {type(schema).__name__}")
     try:
@@ -107,7 +107,7 @@ def json_schema(schema: dict | str, name: str = "", options: dict[str, Any] | No
         grammar = engine_call("JSON schema", llguidance.LLMatcher.grammar_from_json_schema, source,
                               defaults={**JSON_OPTIONS, **(options or {})})
     except (ValueError, TypeError) as e:
-        raise GrammarError(f"invalid JSON schema: {_short(str(e), 160)}") from None
+        raise GrammarError.coded("json_schema", detail=_short(str(e), 160)) from None
     return _checked("json_schema", source, grammar, name)
 
 
@@ -117,7 +117,7 @@ def choices(options: Sequence[str], name: str = "") -> Constraint:
         raise GrammarError("choices must be a list of strings, e.g. [\"yes\", \"no\"]")
     opts = [o for o in options]
     if not opts:
-        raise GrammarError("choices: the list is empty, so nothing could be written")
+        raise GrammarError.coded("no_choices")
     bad = [o for o in opts if not isinstance(o, str)]
     if bad:
         raise GrammarError(f"choices must be strings, got {bad[0]!r}")
@@ -145,9 +145,9 @@ def gbnf(text: str, name: str = "") -> Constraint:
     try:
         lark_text = any_to_lark(text)
     except RecursionError:
-        raise GrammarError("invalid GBNF grammar: nested too deep") from None
+        raise GrammarError.coded("grammar", what="GBNF grammar", detail="nested too deep") from None
     except Exception as e:
-        raise GrammarError(f"invalid GBNF grammar: {_short(str(e), 160)}") from None
+        raise GrammarError.coded("grammar", what="GBNF grammar", detail=_short(str(e), 160)) from None
     return _checked("gbnf", text, engine_call("GBNF grammar", llguidance.LLMatcher.grammar_from_lark, lark_text), name)
 
 
@@ -292,8 +292,8 @@ def _checked(kind: str, source: str, grammar: str, name: str) -> Constraint:
     if m.is_error():
         err = m.get_error()
         if _is_dead_end(err):  # the very first mask is empty: no text can ever match
-            raise GrammarError(f"the {what} matches no text at all")
-        raise GrammarError(_one_line(what, source, err))
+            raise GrammarError.coded("matches_nothing", what=what)
+        raise engine_error(what, source, err)
     return Constraint(kind, source, grammar, name)
 
 
@@ -303,8 +303,9 @@ def _limits() -> llguidance.LLParserLimits:
     return llguidance.LLParserLimits(verbose_errors=False)
 
 
-def _one_line(what: str, source: str, err: str) -> str:
-    """llguidance errors are multi-line (regex caret diagrams, parser dumps); keep the gist."""
+def engine_error(what: str, source: str, err: str) -> GrammarError:
+    """llguidance errors are multi-line (regex caret diagrams, parser dumps); keep the gist, as a
+    coded error (the engine's own detail stays as it wrote it)."""
     lines = [ln.strip() for ln in err.strip().splitlines() if ln.strip()]
     detail = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")), None)
     head = _clean(lines[0]) if lines else "unknown error"
@@ -312,12 +313,14 @@ def _one_line(what: str, source: str, err: str) -> str:
         bad = re.search(r'invalid regex "(.*?)" \(', head)
         shown = source if what == "regex" else (bad.group(1) if bad else "")
         where = f" '{_short(shown, 60)}'" if shown else ""
-        return f"invalid {'regex' if what == 'regex' or bad else what}{where}: {detail}"
+        if what == "regex" or bad:
+            return GrammarError.coded("invalid_regex", where=where, detail=detail)
+        return GrammarError.coded("grammar", what=what, detail=detail)   # (``where`` is shown for a regex only)
     if what in ("Lark grammar", "GBNF grammar", "choices"):
         m = re.match(r"(?:at )?(\d+)\((\d+)\):\s*(.*)", head)
         if m:
-            return f"invalid {what} at line {m.group(1)}, column {m.group(2)}: {m.group(3)}"
-    return f"invalid {what}: {_short(head, 200)}"
+            return GrammarError.coded("grammar_at", what=what, line=m.group(1), column=m.group(2), detail=m.group(3))
+    return GrammarError.coded("grammar", what=what, detail=_short(head, 200))
 
 
 def _is_dead_end(err: str) -> bool:
@@ -339,7 +342,7 @@ def _need_text(what: str, text: Any) -> None:
     if not isinstance(text, str):
         raise GrammarError(f"the {what} must be text, got {type(text).__name__}")
     if not text.strip():
-        raise GrammarError(f"the {what} is empty")
+        raise GrammarError.coded("empty_source", what=what)
     check_text_size(what, text)
 
 

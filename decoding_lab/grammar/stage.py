@@ -47,7 +47,7 @@ import llguidance
 import torch
 
 from decoding_lab.chain import DeadEndError
-from decoding_lab.grammar.constraints import (Constraint, GrammarError, _is_dead_end, _limits, _one_line, _short,
+from decoding_lab.grammar.constraints import (Constraint, GrammarError, _is_dead_end, _limits, _short, engine_error,
                                               engine_call,
                                               choices)  # noqa: F401  (choices: used by the docstring example)
 from decoding_lab.grammar.vocab import GrammarTokenizer
@@ -123,14 +123,14 @@ class GrammarMask(Stage):
         matcher = engine_call(constraint.label(), llguidance.LLMatcher, self.vocab.ll, constraint.grammar, log_level=0,
                               limits=_limits())
         if matcher.is_error():
-            raise GrammarError(_one_line(constraint.kind, constraint.source, matcher.get_error()))
+            raise engine_error(constraint.kind, constraint.source, matcher.get_error())
         self._main = _Row(matcher)
         try:
             self._row_mask(self._main)
         except DeadEndError:
             err = matcher.get_error()
             if err and not _is_dead_end(err):
-                raise GrammarError(_one_line(constraint.kind, constraint.source, err)) from None
+                raise engine_error(constraint.kind, constraint.source, err) from None
             raise GrammarError(f"no token of this model's vocabulary can start a text of the grammar "
                                f"({constraint.label()})") from None
         self.compile_seconds = time.perf_counter() - t0

@@ -36,7 +36,7 @@ def check_prompt(lm: LanguageModel, prompt_ids: Iterable[int]) -> list[int]:
 def check_count(name: str, value: Any, lo: int = 1, hi: int | None = None) -> int:
     """A whole number in [lo, hi]; the message names the setting and the bad value."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SettingsError(f"{name} must be a whole number, got {value!r}")
+        raise SettingsError.coded("not_whole", name=name, got=repr(value))
     if value < lo or (hi is not None and value > hi):
         upper = f" and <= {hi}" if hi is not None else ""
         raise SettingsError(f"{name} must be >= {lo}{upper}, got {value}")

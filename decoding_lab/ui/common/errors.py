@@ -23,7 +23,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from decoding_lab.errors import UserError
-from decoding_lab.ui.common.i18n import t
+from decoding_lab.ui.common.i18n import STRINGS, norm_lang, t
 
 MAX_MESSAGE = 400
 _TAG_START = re.compile(r"<(?=[/!?]|[^\W\d_])")   # "<" before a letter of any script, "/", "!" or "?"
@@ -41,56 +41,33 @@ def plain(text: Any) -> str:
     return _TAG_START.sub("&lt;", one_line(text))
 
 
-#: The core's refusals of a value (``params.check_number`` and the order checks) in Chinese; the
-#: names in them (top-p, min-p …) are the settings' names in both languages. A message of any
-#: other shape stays as the core wrote it.
-_ZH_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(a), b) for a, b in (
-    (r"^(.+?) must be a number, got (.+)$", r"\1 必须是数字，收到的是 \2"),
-    (r"^(.+?) must be finite, got (.+)$", r"\1 必须是有限的数，收到的是 \2"),
-    (r"^(.+?) must be a whole number, got (.+)$", r"\1 必须是整数，收到的是 \2"),
-    (r"^(.+?) must be (>=|<=|>|<) (\S+), got (.+)$", r"\1 必须 \2 \3，收到的是 \4"),
-    (r"^(.+?) must be true or false, got (.+)$", r"\1 只能是 true 或 false，收到的是 \2"),
-    (r"^(.+?) is empty: give a number$", r"\1 为空：请填一个数"),
-    (r"^unknown stage (.+?); known stages: (.+)$", r"未知的阶段 \1；已知的阶段：\2"),
-    (r"^stage order names (.+) more than once$", r"阶段顺序里 \1 出现了不止一次"),
-    (r"^(.+?) must be one of (.+); got (.+)$", r"\1 必须是以下之一：\2；收到的是 \3"),
-    (r"^the prompt is empty(: type some text first)?$", r"提示词为空：请先输入文字"),
-    (r"^choose at least two numerical paths to compare$", r"请至少选两条数值路径来比较"),
-    (r"^invalid regex (.+?): (.+)$", r"无效的正则 \1：\2"),
-    # grammar errors: the engine's or the parser's own detail stays as it wrote it, after a Chinese head
-    (r"^the JSON schema is not valid JSON: (.+) \(line (\d+), column (\d+)\)$", r"JSON Schema 不是合法的 JSON（第 \2 行第 \3 列）：\1"),
-    (r"^invalid JSON schema: (.+)$", r"无效的 JSON Schema：\1"),
-    (r"^invalid (Lark|GBNF) grammar at line (\d+), column (\d+): (.+)$", r"无效的 \1 语法（第 \2 行第 \3 列）：\4"),
-    (r"^invalid (Lark|GBNF) grammar: (.+)$", r"无效的 \1 语法：\2"),
-    (r"^invalid choices at line (\d+), column (\d+): (.+)$", r"无效的选项（第 \1 行第 \2 列）：\3"),
-    (r"^invalid choices: (.+)$", r"无效的选项：\1"),
-    (r"^the (regex|JSON schema|Lark grammar|GBNF grammar|choices) matches no text at all$", r"这个 \1 不匹配任何文本"),
-    (r"^the (regex|JSON schema|Lark grammar|GBNF grammar|choices|prompt) is empty$", r"\1 是空的"),
-    (r"^choices: the list is empty, so nothing could be written$", r"选项列表是空的，什么也写不出来"),
-    (r"^the grammar compiler is busy with (\d+) other grammar\(s\); try again in a moment (.*)$",
-     r"语法编译器正忙于另外 \1 个语法；请稍后再试 \2"),
-))
+def localised(exc: BaseException, lang: str) -> str:
+    """A core refusal in the visitor's language: a coded one (``decoding_lab.errors.MESSAGES``) is
+    rendered by the page's translation function from its code and parameters, in every language;
+    any other keeps the core's English.
 
-
-def localised(text: str, lang: str) -> str:
-    """A core message in the visitor's language, where its shape is a known one.
-
-        >>> localised("top-p must be <= 1, got 1.5", "zh")
+        >>> from decoding_lab.errors import SettingsError
+        >>> localised(SettingsError.coded("out_of_range", name="top-p", op="<=", bound="1", got="1.5"), "zh")
         'top-p 必须 <= 1，收到的是 1.5'
     """
-    if not str(lang).startswith("zh"):
-        return text
-    for pattern, repl in _ZH_MESSAGES:
-        if pattern.match(text):
-            return pattern.sub(repl, text, count=1)
-    return text
+    code = getattr(exc, "code", "")
+    if not code:
+        return str(exc)
+    params = dict(getattr(exc, "params", {}))
+    what = f"err.what.{params.get('what')}"
+    if "what" in params and what in STRINGS[norm_lang(lang)]:   # the kind of constraint a grammar message names
+        params["what"] = t(lang, what)
+    try:
+        return t(lang, f"err.{code}", **params).strip()
+    except (KeyError, IndexError, ValueError):   # a template and its parameters out of step: the English
+        return str(exc)
 
 
 def user_error(lang: str, exc: BaseException) -> gr.Error:
     """A clear, translated, escaped error for the toast; the session's state is left as it was."""
     from decoding_lab.errors import ModelError
     key = "model_error" if isinstance(exc, ModelError) else "bad_input"
-    msg = plain(localised(str(exc), lang)) or type(exc).__name__
+    msg = plain(localised(exc, lang)) or type(exc).__name__
     return gr.Error(t(lang, key, msg=msg), title=t(lang, "error"), print_exception=False)
 
 

@@ -9,7 +9,7 @@ A key missing from Chinese falls back to English, so a new control never shows a
 
 from __future__ import annotations
 
-from decoding_lab.ui.common import i18n_params
+from decoding_lab.ui.common import i18n_errors, i18n_params
 
 LANGS: dict[str, str] = {"en": "English", "zh": "简体中文"}
 
@@ -155,6 +155,8 @@ ZH: dict[str, str] = {
 
 EN.update(i18n_params.EN)
 ZH.update(i18n_params.ZH)
+EN.update(i18n_errors.EN)
+ZH.update(i18n_errors.ZH)
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
 
 

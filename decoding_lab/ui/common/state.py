@@ -47,7 +47,7 @@ def as_number(name: str, value: Any) -> Any:
     if value is None or value == "":
         if p is not None and p.none_ok:
             return None
-        raise SettingsError(f"{(p.label if p else name.replace('_', ' '))} is empty: give a number")
+        raise SettingsError.coded("empty_number", name=p.label if p else name.replace("_", " "))
     value = _from_text(p.label if p else name.replace("_", " "), value)
     if name in INT_KEYS and isinstance(value, float) and value.is_integer():
         return int(value)
@@ -68,7 +68,7 @@ def number_input(label: str, value: Any, lo: float | None = None, hi: float | No
         decoding_lab.errors.SettingsError: N must be a whole number, got 1.5
     """
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise SettingsError(f"{label} is empty: give a number")
+        raise SettingsError.coded("empty_number", name=label)
     return check_number(label, _from_text(label, value), lo, hi, integer=integer)
 
 
@@ -79,7 +79,7 @@ def _from_text(label: str, value: Any) -> Any:
     try:
         return float(value)
     except ValueError:
-        raise SettingsError(f"{label} must be a number, got {value[:40]!r}") from None
+        raise SettingsError.coded("not_a_number", name=label, got=repr(value[:40])) from None
 
 
 def settings_from_values(v: dict[str, Any]) -> SamplingSettings:

@@ -39,7 +39,8 @@ def check_choice(label: str, value: Any, choices: Sequence[Any]) -> Any:
     values = choice_values(choices)
     if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value in values:
         return value
-    raise SettingsError(f"{label} must be one of {', '.join(map(str, values))[:200]}; got {str(value)[:40]!r}")
+    raise SettingsError.coded("not_a_choice", name=label, choices=", ".join(map(str, values))[:200],
+                              got=repr(str(value)[:40]))
 
 
 def param_check(key: str) -> Check:
@@ -95,7 +96,7 @@ def validator(names: Sequence[str], checks: Mapping[str, Check]) -> Callable[...
                 out.append(gr.validate(True, ""))
             except UserError as e:
                 # gradio shows a refusal as text (never as HTML): what a visitor typed reads as typed
-                out.append(gr.validate(False, t(lang, "bad_input", msg=one_line(localised(str(e), lang)))))
+                out.append(gr.validate(False, t(lang, "bad_input", msg=one_line(localised(e, lang)))))
         return out
 
     return validate

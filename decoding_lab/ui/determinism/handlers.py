@@ -38,13 +38,13 @@ class GreedyRequest:
     @staticmethod
     def check_prompt(prompt: Any) -> str:
         if not isinstance(prompt, str) or not prompt.strip():
-            raise SettingsError("the prompt is empty")
+            raise SettingsError.coded("empty_prompt")
         return prompt
 
     @staticmethod
     def check_variants(chosen: Any) -> list[str]:
         if not isinstance(chosen, (list, tuple)) or len(chosen) < 2:
-            raise SettingsError("choose at least two numerical paths to compare")
+            raise SettingsError.coded("two_paths")
         return list(chosen)
 
     @classmethod

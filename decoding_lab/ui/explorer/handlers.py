@@ -85,7 +85,7 @@ def token_id_of(token: Any) -> int:
             raise ValueError
         return int(value)
     except (ValueError, OverflowError, TypeError):  # "abc", "nan", "inf", 2.7, a list
-        raise SettingsError(f"token id must be a whole number, got {token!r:.40}") from None
+        raise SettingsError.coded("not_whole", name="token id", got=f"{token!r:.40}") from None
 
 
 def pick_of(text: Any) -> tuple[int, int]:

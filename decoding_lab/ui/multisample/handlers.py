@@ -43,7 +43,7 @@ class ShowRequest:
             try:
                 k = int(k)
             except (TypeError, ValueError):
-                raise SettingsError(f"k must be a whole number, got {k!r}") from None
+                raise SettingsError.coded("not_whole", name="k", got=repr(k)) from None
         return cls(lang, file, k or None, str(values.get("metric") or "pass_at_k"),
                    str(values.get("trunc") or "none"))
 
