@@ -27,6 +27,7 @@ from decoding_lab.ui.common.sessions import SessionJobs
 from decoding_lab.ui.common.state import Labels, merge_updates
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.common.events import model_event
+from decoding_lab.ui.common.scripts import script
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -35,120 +36,7 @@ TABS: tuple[tuple[str, Any], ...] = (("explorer", explorer), ("lessons", lessons
                                      ("beam", beam), ("grammar", grammar), ("multisample", multisample),
                                      ("determinism", determinism))
 
-HEAD = """
-<script>
-// The address bar is the share link. The Explorer writes its run (model, prompt, settings,
-// steps, forced tokens); the page adds the tab, the lesson and its screen. Each writer keeps
-// the other's keys.
-(function () {
-  const PAGE = PAGE_KEYS;
-  function write(params) {
-    const q = params.toString();
-    history.replaceState(null, '', q ? '?' + q : location.pathname);
-  }
-  window.dlSetRun = function (q) {
-    const now = new URLSearchParams(location.search), next = new URLSearchParams(q);
-    PAGE.forEach(function (k) { if (now.has(k)) next.set(k, now.get(k)); });
-    write(next);
-  };
-  window.dlSetPage = function (pairs) {
-    if (!window.dlLinkRead) return;   // the page has not read its link yet: leave it as opened
-    const now = new URLSearchParams(location.search);
-    Object.keys(pairs).forEach(function (k) {
-      if (pairs[k] === null || pairs[k] === '') now.delete(k); else now.set(k, String(pairs[k]));
-    });
-    write(now);
-  };
-  // "Copy link": the address bar as it is now, to the clipboard; the button says it worked.
-  document.addEventListener('click', function (e) {
-    const btn = e.target.closest && e.target.closest('#copy-link-btn');
-    if (!btn) return;
-    const url = location.href, zh = !!document.querySelector('#lang-radio input[value="zh"]:checked');
-    // The confirmation is drawn by CSS over the label (assets/app.css, .link-copied): writing the
-    // button's text here would detach the text node gradio relabels on a language switch.
-    const done = function () {
-      btn.dataset.copied = url;
-      btn.dataset.copiedMsg = zh ? '✓ 链接已复制' : '✓ Link copied';
-      btn.classList.add('link-copied');
-      setTimeout(function () { btn.classList.remove('link-copied'); }, 2000);
-    };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(url).then(done, done);
-    } else {   // plain http on a LAN: the old way
-      const box = document.createElement('textarea');
-      box.value = url; document.body.appendChild(box); box.select();
-      try { document.execCommand('copy'); } finally { box.remove(); }
-      done();
-    }
-  }, true);
-})();
-// A slider's number box clamps a typed value into its range when it loses focus: 1.5 typed for
-// top-p would silently become 1 (off). The box keeps what was typed instead, and the value goes
-// to the page's checks, which refuse it beside the control (``common.validate``).
-document.addEventListener('blur', function (e) {
-  const box = e.target;
-  if (!box || !box.matches || !box.matches('input[type=number][data-testid=number-input]')) return;
-  const v = parseFloat(box.value), lo = parseFloat(box.min), hi = parseFloat(box.max);
-  if (isFinite(v) && ((isFinite(lo) && v < lo) || (isFinite(hi) && v > hi))) e.stopImmediatePropagation();
-}, true);
-// Clicking a bar of the distribution chart forces that token (a new branch).
-(function () {
-  function attach() {
-    const el = document.querySelector('#dist-chart .js-plotly-plot');
-    if (!el || el.__dlBound || !el.on) return;
-    el.__dlBound = true;
-    el.on('plotly_click', function (d) {
-      if (!d || !d.points || !d.points.length) return;
-      const box = document.querySelector('#force-token-box textarea, #force-token-box input');
-      const btn = document.querySelector('#force-token-btn');
-      if (!box || !btn) return;
-      box.value = String(d.points[0].customdata);
-      box.dispatchEvent(new Event('input', {bubbles: true}));
-      setTimeout(function () { btn.click(); }, 60);
-    });
-  }
-  new MutationObserver(attach).observe(document.documentElement, {childList: true, subtree: true});
-})();
-// Gradio's own words (the footer, icon buttons' tooltips, a toast's title, which gradio draws from
-// the toast's kind and not from the title the app sends) follow the browser's locale, not the
-// page's language switch. In Chinese, those shown here are written over (and restored in English).
-(function () {
-  const ZH = GRADIO_ZH;
-  function zh() { return !!document.querySelector('#lang-radio input[value="zh"]:checked'); }
-  function swap() {
-    const on = zh();
-    document.querySelectorAll('footer *, .toast-title, .toast-title *').forEach(function (el) {
-      el.childNodes.forEach(function (n) {
-        if (n.nodeType !== 3) return;
-        const t = n.textContent.trim(), en = n.__dlEn || t;
-        if (!ZH[en]) return;
-        n.__dlEn = en;
-        const want = on ? ZH[en] : en;
-        if (t !== want) n.textContent = n.textContent.replace(t, want);
-      });
-    });
-    document.querySelectorAll('[aria-label], [title]').forEach(function (el) {
-      ['aria-label', 'title'].forEach(function (a) {
-        const v = el.getAttribute(a), key = '__dlEn_' + a;
-        if (!v) return;
-        const en = el[key] || v;
-        if (!ZH[en]) return;
-        el[key] = en;
-        const want = on ? ZH[en] : en;
-        if (v !== want) el.setAttribute(a, want);
-      });
-    });
-  }
-  let queued = false;
-  function later() { if (!queued) { queued = true; requestAnimationFrame(function () { queued = false; swap(); }); } }
-  new MutationObserver(later).observe(document.documentElement,
-    {childList: true, subtree: true, attributes: true, attributeFilter: ['aria-label', 'title', 'checked']});
-  document.addEventListener('change', later, true);
-})();
-</script>
-"""
-
-#: Gradio's own interface words the page shows, in Chinese (see the script above).
+#: Gradio's own interface words the page shows, in Chinese (``assets/js/page.js`` writes them over).
 GRADIO_ZH = {"Use via API": "通过 API 使用", "Built with Gradio": "使用 Gradio 构建", "Settings": "设置",
              "Runs": "运行记录", "Copy table data": "复制表格数据", "Fullscreen": "全屏", "Exit fullscreen": "退出全屏",
              "Download": "下载", "Copy": "复制", "Copied": "已复制", "Copied!": "已复制", "Clear": "清除",
@@ -159,15 +47,14 @@ GRADIO_ZH = {"Use via API": "通过 API 使用", "Built with Gradio": "使用 Gr
 #: Keys the page writes beside the Explorer's run: the tab, the lesson and its screen, and each
 #: tab's setup under the tab's id (``common.tablink``).
 PAGE_KEYS = (*urlstate.PAGE_KEYS, *(name for name, _ in TABS if name not in ("explorer", "lessons")))
-HEAD = HEAD.replace("PAGE_KEYS", "[" + ", ".join(f"'{k}'" for k in PAGE_KEYS) + "]")
-HEAD = HEAD.replace("GRADIO_ZH", json.dumps(GRADIO_ZH, ensure_ascii=False))
 
-# Plots drawn while their tab was hidden have no width; a resize makes plotly redo the layout.
-# The Lessons tab also puts its lesson and screen back into the address bar.
-TAB_JS = """() => { window.dlSetPage({tab: 'TAB'});
-  if ('TAB' === 'lessons') { const b = document.querySelector('#lesson-link textarea, #lesson-link input');
-    const p = new URLSearchParams(b ? b.value : ''); window.dlSetPage({lesson: p.get('lesson'), screen: p.get('screen')}); }
-  setTimeout(() => window.dispatchEvent(new Event('resize')), 80); }"""
+
+def head() -> str:
+    """The page head: the settings of ``assets/js/page.js`` as JSON, then the script itself."""
+    config = {"pageKeys": list(PAGE_KEYS), "gradioZh": GRADIO_ZH}
+    # "</" cannot end the script early: JSON allows "<\/" for "</"
+    data = json.dumps(config, ensure_ascii=False).replace("</", "<\\/")
+    return f"<script>window.DL_CONFIG = {data};</script>\n<script>\n{script('page')}</script>\n"
 
 
 def launch_kwargs() -> dict[str, Any]:
@@ -176,7 +63,7 @@ def launch_kwargs() -> dict[str, Any]:
     from decoding_lab import limits
     css_file = ASSETS / "app.css"
     return {"css": css_file.read_text(encoding="utf-8") if css_file.is_file() else "",
-            "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": HEAD,
+            "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": head(),
             "state_session_capacity": limits.current().max_sessions,
             # the page has no upload control, but gradio always serves its upload route: cap it
             "max_file_size": MAX_UPLOAD}
@@ -211,7 +98,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
             with gr.Column(scale=1, min_width=200):
                 lang_radio = L(gr.Radio([(v, k) for k, v in LANGS.items()], value=lang, label=t(lang, "language"),
                                         elem_id="lang-radio"), "language")
-                # copies the address bar: the tab, the lesson and screen, the Explorer's run (see HEAD)
+                # copies the address bar: the tab, the lesson and screen, the Explorer's run (assets/js/page.js)
                 L(gr.Button(t(lang, "copy_link"), size="sm", elem_id="copy-link-btn"), "copy_link", "value")
         ctx = TabContext(lang, lang_state, jobs, L, page=demo)
         tabs: dict[str, TabUI] = {}
@@ -222,7 +109,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                     L(tab, f"tab_{name}")
                     tabs[name] = module.build(ctx)
                 # the tab goes into the address bar (a shared link opens it), and plots get their size
-                tab.select(None, None, None, js=TAB_JS.replace("TAB", name))
+                tab.select(None, None, None, js=f"() => window.dlOnTab({json.dumps(name)})")
         _wire_language(tabs, L, lang_state, lang_radio)
         _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs)
         _wire_share_link(demo, tabs, tabs_comp, lang_radio)

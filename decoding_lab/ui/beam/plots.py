@@ -18,6 +18,7 @@ from decoding_lab.ui.beam.strings import tr
 from decoding_lab.ui.beam.tree_layout import Key, Node
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.plots import BLUE, FONT, GREY, ORANGE, plot_token
+from decoding_lab.ui.common.scripts import script
 
 STATUS_STYLE = {  # status -> (colour, symbol, size)
     "live": (BLUE, "circle", 11),
@@ -121,19 +122,4 @@ def beam_tree_chart(tree: Any, lang: str, title: str = "", by: str = "hypothesis
 #: Run in the browser after the tree is drawn: on hover, copy the node's ancestry (its
 #: ``customdata``, "x,…|y,…") into the series whose ``meta`` is "ancestry"; clear it on unhover.
 #: A page-wide timer re-attaches the two listeners whenever gradio draws a new chart element.
-ANCESTRY_JS = """() => {
-  if (window.__beamAncestry) return;
-  window.__beamAncestry = setInterval(() => {
-    const gd = document.querySelector('#beam-chart .js-plotly-plot');
-    if (!gd || gd.__ancestry || !window.Plotly || !gd.on) return;
-    gd.__ancestry = true;
-    const at = () => (gd.data || []).findIndex(d => d.meta === 'ancestry');
-    gd.on('plotly_hover', ev => {
-      const i = at(), cd = ev.points && ev.points[0] && ev.points[0].customdata;
-      if (i < 0 || typeof cd !== 'string') return;
-      const [xs, ys] = cd.split('|').map(part => part.split(',').map(Number));
-      window.Plotly.restyle(gd, {x: [xs], y: [ys]}, [i]);
-    });
-    gd.on('plotly_unhover', () => { const i = at(); if (i >= 0) window.Plotly.restyle(gd, {x: [[]], y: [[]]}, [i]); });
-  }, 400);
-}"""
+ANCESTRY_JS = script("beam_ancestry")

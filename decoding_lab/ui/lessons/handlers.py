@@ -21,14 +21,12 @@ from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
-
-#: Writes "lesson=3&screen=1" into the address bar when the Lessons tab is the one on show.
-LINK_JS = """(q) => { const main = document.querySelector('#lesson-main');
-  if (q && main && main.offsetParent !== null) {
-    const p = new URLSearchParams(q); window.dlSetPage({lesson: p.get('lesson'), screen: p.get('screen')}); }
-  return []; }"""
 from decoding_lab.ui.lessons.strings import tr
 from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, outputs, views
+from decoding_lab.ui.common.scripts import script
+
+#: Writes "lesson=3&screen=1" into the address bar when the Lessons tab is the one on show.
+LINK_JS = script("lesson_link")
 
 
 def lesson_of(ui: SimpleNamespace, lang: str, number: Any) -> Lesson:

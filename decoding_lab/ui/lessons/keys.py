@@ -2,23 +2,7 @@
 ← or PageUp presses "Previous", while the teacher-mode box is ticked and the Lessons tab is on screen.
 Keys typed into a text box, a number box or a choice are left alone."""
 
-PAGING_JS = """
-() => {
-  if (window.__dlTeacherKeys) return;
-  window.__dlTeacherKeys = true;
-  document.addEventListener('keydown', (e) => {
-    const box = document.querySelector('#teacher-mode input[type=checkbox]');
-    const main = document.querySelector('#lesson-main');
-    if (!box || !box.checked || !main || main.offsetParent === null) return;
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    const t = e.target;
-    if (t && (/^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName) && t.type !== 'checkbox' || t.isContentEditable)) return;
-    const id = {ArrowRight: '#teacher-next', PageDown: '#teacher-next',
-                ArrowLeft: '#teacher-prev', PageUp: '#teacher-prev'}[e.key];
-    const btn = id && document.querySelector(id);
-    if (!btn) return;
-    e.preventDefault();
-    btn.click();
-  });
-}
-"""
+from decoding_lab.ui.common.scripts import script
+
+
+PAGING_JS = script("teacher_keys")
