@@ -295,3 +295,39 @@ def test_a_whole_sample_streams_waiting_snapshots_until_the_server_answers():
     assert not sglang.caps.whole_samples
     with pytest.raises(ModelError, match="cannot draw whole samples"):
         iter_engine_sample(sglang, [1], SamplingSettings(), 2)
+
+
+# ----------------------------------------------------------------------------- raw-logits endpoints (vLLM)
+def _raw_answer(logits: list[float], chosen: int) -> dict:
+    """vLLM's answer in --logprobs-mode raw_logits with logprobs -1: every token's raw logit."""
+    top = {f"token_id:{i}": v for i, v in enumerate(logits)}
+    return {"choices": [{"text": "x", "logprobs": {"tokens": [f"token_id:{chosen}"], "token_logprobs": [logits[chosen]],
+                                                   "top_logprobs": [top]}}]}
+
+
+def test_a_raw_logits_endpoint_is_exact_on_the_whole_vocabulary():
+    from types import SimpleNamespace
+
+    from decoding_lab.backends.remote import RemoteBackend
+    (ep,) = parse_endpoints(json.dumps([{"name": "v", "base_url": "http://127.0.0.1:1", "model": "m", "api": "openai",
+                                         "tokenizer": "smollm2-135m-instruct", "raw_logits": True, "top_n": 3}]))
+    assert build_request(ep, [1, 2], None)[1]["logprobs"] == -1          # every token, every step
+    logits = [2.5, -1.0, 7.25, 0.0, 3.0]
+    client = _FakeClient(_raw_answer(logits, 2), _raw_answer(logits[:4], 2))
+    backend = RemoteBackend(ep, SimpleNamespace(vocab_size=5), client=client)
+    assert backend.caps.exact_logits and backend.caps.engine_picks
+    cache = backend.new_cache()
+    out = backend.forward(torch.tensor([[1, 2]]), cache)
+    assert out[0].tolist() == logits                                       # used as they are, positive ones too
+    report = cache.last_report
+    assert report.ids == (2, 4, 0) and report.tail_mass == 0.0 and report.inexact == ()
+    assert report.logprobs[0] == pytest.approx(float(torch.log_softmax(torch.tensor(logits, dtype=torch.float64), 0)[2]))
+    with pytest.raises(ModelError, match="reported 4 of 5 tokens: start vLLM with --logprobs-mode raw_logits"):
+        backend.forward(torch.tensor([[3]]), cache)
+    assert cache.tokens == [1, 2]                                          # the failed step left the cache as it was
+
+
+def test_raw_logits_is_refused_on_an_api_that_cannot_report_them():
+    with pytest.raises(ModelError, match="field 'raw_logits': only an 'openai' endpoint"):
+        parse_endpoints(json.dumps([{"name": "l", "base_url": "http://127.0.0.1:1", "model": "m",
+                                     "api": "llama-server", "tokenizer": "smollm2-135m-instruct", "raw_logits": True}]))

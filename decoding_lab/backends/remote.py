@@ -121,7 +121,7 @@ class RemoteBackend:
         self.n_vocab = int(tokenizer_model.vocab_size)
         self._index: dict[str, list[int]] | None = None
         self.vocabulary_check = "unchecked"  # set by load: did the server tokenise a test sentence as we do?
-        self.caps = Caps(batch=False, exact_logits=False, engine_picks=True,
+        self.caps = Caps(batch=False, exact_logits=ep.raw_logits, engine_picks=True,
                          whole_samples=ep.api in WHOLE_SAMPLE_APIS)
 
     def new_cache(self) -> "RemoteCache":
@@ -187,6 +187,8 @@ class RemoteBackend:
                 mismatch = (f"the engine picked {top.chosen_id} and then {post.chosen_id} with one seed, so its "
                             "post-sampling report is left out of this step")
         top = resolve_texts(top, self.index()) if top.texts is not None else top
+        if ep.raw_logits:
+            return self._raw(cache, top, text, time.perf_counter() - t0)
         if not top.ids:
             raise ModelError(f"endpoint {ep.name!r} reported no usable top tokens "
                              f"({len(top.skipped)} texts matched no single token of {ep.tokenizer})")
@@ -214,6 +216,30 @@ class RemoteBackend:
             ids=top.ids, logprobs=top.logprobs, tail_mass=tail, fill_logprob=fill, chosen_id=top.chosen_id,
             n_vocab=self.n_vocab, post_ids=top.post_ids, post_probs=top.post_probs, skipped=top.skipped,
             exact=tuple(notes), inexact=tuple(stage for stage, _ in inexact), seconds=time.perf_counter() - t0)
+        return logits
+
+
+    def _raw(self, cache: "RemoteCache", top: TopN, text: str | None, seconds: float) -> torch.Tensor:
+        """A raw-logits server's answer (``Endpoint.raw_logits``): the model's logits for every token,
+        used as they are. The report keeps the top-N of their log-softmax for the views."""
+        ep = self.endpoint
+        if len(top.ids) != self.n_vocab or len(set(top.ids)) != self.n_vocab:
+            raise ModelError(f"endpoint {ep.name!r} is configured with raw_logits but reported {len(top.ids)} of "
+                             f"{self.n_vocab} tokens: start vLLM with --logprobs-mode raw_logits --max-logprobs -1")
+        logits = torch.empty(self.n_vocab, dtype=torch.float32)
+        logits[torch.tensor(top.ids)] = torch.tensor(top.logprobs, dtype=torch.float32)
+        if not bool(torch.isfinite(logits).all()):
+            raise ModelError(f"endpoint {ep.name!r} reported logits that are not finite")
+        lp = torch.log_softmax(logits.double(), dim=-1)
+        best = torch.topk(lp, min(ep.top_n, self.n_vocab))
+        notes = [f"the raw logits of all {self.n_vocab} tokens were reported (vLLM --logprobs-mode raw_logits): "
+                 "every stage and the entropy are exact"]
+        if text is not None:
+            notes.append("the context was sent as text and re-tokenised by the server (it takes no token ids)")
+        cache.last_report = RemoteReport(
+            ids=tuple(best.indices.tolist()), logprobs=tuple(best.values.tolist()), tail_mass=0.0,
+            fill_logprob=-math.inf, chosen_id=top.chosen_id, n_vocab=self.n_vocab, exact=tuple(notes),
+            seconds=seconds)
         return logits
 
 

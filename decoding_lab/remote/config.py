@@ -21,6 +21,11 @@ objects such as::
 for the top-N *after* llama.cpp's sampler chain (``post_sampling_probs``): what the engine
 kept and cut, which the Explorer sets beside what our ``llama.cpp`` preset keeps.
 
+``raw_logits`` (default false; ``openai`` only) says the server reports the model's *raw logits* for
+the whole vocabulary: vLLM started with ``--logprobs-mode raw_logits --max-logprobs -1``. Each step
+then asks for every token (``logprobs: -1``) and the remote backend is exact: every stage runs on the
+real logits and the entropy is the real one, nothing is filled in from a top-N.
+
 ``prompt_ids`` (default true) sends the context as token ids. llama-cpp-python's server
 accepts text only (its request model types ``prompt`` as ``str | list[str]``): set it to
 false there, and the context is sent as text that the server tokenises again.
@@ -69,6 +74,7 @@ class Endpoint:
     retries: int = 2
     prompt_ids: bool = True   # send the context as token ids (False: as text, re-tokenised by the server)
     post_sampling: bool = True  # llama-server: also ask for the top-N after its sampler chain (a 2nd request)
+    raw_logits: bool = False  # openai (vLLM --logprobs-mode raw_logits): every step reports all V raw logits
 
     def key(self) -> str | None:
         """The bearer key from ``key_env`` at call time (None when not configured)."""
@@ -127,11 +133,13 @@ def _check(raw: Any, index: int) -> Endpoint:
             if not lo <= v <= hi:
                 raise _bad(name, field, f"must be in [{lo}, {hi}], got {v!r}")
             values[field] = kind(v)
-    for flag in ("prompt_ids", "post_sampling"):
+    for flag in ("prompt_ids", "post_sampling", "raw_logits"):
         if flag in raw:
             if not isinstance(raw[flag], bool):
                 raise _bad(name, flag, f"must be true or false, got {raw[flag]!r}")
             values[flag] = raw[flag]
+    if values.get("raw_logits") and raw["api"] != "openai":
+        raise _bad(name, "raw_logits", "only an 'openai' endpoint (vLLM with --logprobs-mode raw_logits) reports them")
     return Endpoint(name=name, base_url=url, model=raw["model"].strip(), api=raw["api"],
                     tokenizer=raw["tokenizer"].strip(), key_env=key_env, **values)
 

@@ -112,7 +112,9 @@ def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None,
     s = neutral_sampling(**(sampling or {}))
     prompt: Any = list(ids) if text is None else text
     if ep.api == "openai":
-        body = {"model": ep.model, "prompt": prompt, "max_tokens": 1, "logprobs": ep.top_n, "echo": False,
+        # a raw-logits server reports every token (-1: the whole vocabulary), else the top-N
+        body = {"model": ep.model, "prompt": prompt, "max_tokens": 1, "logprobs": -1 if ep.raw_logits else ep.top_n,
+                "echo": False,
                 "n": 1, "stream": False, **_knobs("openai", s, ids, n_vocab),
                 "repeat_penalty": s["repetition_penalty"],   # llama-cpp-python's name (its default is 1.1)
                 "return_tokens_as_token_ids": True}          # vLLM: "token_id:123" keys; others ignore it
