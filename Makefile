@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh 2>/dev/null | cksum | cut -d' ' -f1)
 PORT ?= 7860
 
-.PHONY: run test test-fast test-model test-app setup models browser llama-server bench load clean
+.PHONY: run test test-fast test-model test-app setup models browser llama-server vllm bench load clean
 
 $(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
@@ -30,6 +30,11 @@ browser:
 llama-server: setup
 	bash scripts/build_llama_server.sh "$(VENV)"
 
+# vLLM's CPU build for the vLLM tests, in its own environment shared by every checkout (~/.cache;
+# about 2 min the first time). Where it cannot install, the vLLM tests skip and say why.
+vllm: setup
+	bash scripts/setup_vllm.sh "$(VENV)"
+
 run: setup models
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
 
@@ -44,16 +49,16 @@ PYTEST := $(PY) -m pytest -q -ra
 JOBS ?= 2
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 
-test: setup models browser llama-server
+test: setup models browser llama-server vllm
 	$(PYTEST) $(XDIST)
 
 test-fast: setup
 	$(PYTEST) -m fast
 
-test-model: setup models llama-server
+test-model: setup models llama-server vllm
 	$(PYTEST) -m model $(XDIST)
 
-test-app: setup models browser llama-server
+test-app: setup models browser llama-server vllm
 	$(PYTEST) -m app $(XDIST)
 
 bench: setup models

@@ -118,9 +118,11 @@ def _bundled_gguf() -> str:
 
 
 @contextlib.contextmanager
-def _serve(cmd: list[str], port: int, ready_path: str, what: str) -> Iterator[str]:
+def _serve(cmd: list[str], port: int, ready_path: str, what: str, env: dict[str, str] | None = None,
+           ready_s: float | None = None) -> Iterator[str]:
     """Run ``cmd`` (a server on 127.0.0.1:``port``) until ``ready_path`` answers 200; yield its
-    base URL; always stop it. Its log goes to a file (a chatty server must not block on a full pipe)."""
+    base URL; always stop it and every process it started (its own process group). Its log goes
+    to a file (a chatty server must not block on a full pipe). ``env`` is added to this process's."""
     import subprocess
     import tempfile
     import time
@@ -129,8 +131,9 @@ def _serve(cmd: list[str], port: int, ready_path: str, what: str) -> Iterator[st
     import pytest
 
     with tempfile.TemporaryFile() as log:
+        import signal
         proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.DEVNULL,
-                                stderr=log)
+                                stderr=log, env={**os.environ, **(env or {})}, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
 
         def tail() -> str:
@@ -138,7 +141,7 @@ def _serve(cmd: list[str], port: int, ready_path: str, what: str) -> Iterator[st
             return log.read()[-800:].decode("utf-8", "replace")
 
         try:
-            deadline = time.monotonic() + LOOPBACK_READY_S
+            deadline = time.monotonic() + (ready_s or LOOPBACK_READY_S)
             while True:
                 if proc.poll() is not None:
                     pytest.fail(f"{what} exited ({proc.returncode}): {tail()!r}")
@@ -148,16 +151,18 @@ def _serve(cmd: list[str], port: int, ready_path: str, what: str) -> Iterator[st
                 except httpx.TransportError:
                     pass
                 if time.monotonic() > deadline:
-                    pytest.fail(f"{what} was not ready within {LOOPBACK_READY_S} s: {tail()!r}")
+                    pytest.fail(f"{what} was not ready within {ready_s or LOOPBACK_READY_S} s: {tail()!r}")
                 time.sleep(0.5)
             yield url
         finally:
-            proc.terminate()
             try:
-                proc.wait(timeout=15)
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=15)
+            except ProcessLookupError:
+                pass
 
 
 @contextlib.contextmanager
@@ -227,6 +232,48 @@ def configured_endpoints(text: str) -> Iterator[None]:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = before
+
+
+def vllm_python() -> str:
+    """The interpreter of vLLM's own environment (``make vllm``, part of ``make test``); a skip that
+    says why where this machine could not install vLLM."""
+    import sys
+
+    import pytest
+    venv = Path(sys.executable).parent.parent
+    reason = venv / "vllm-unavailable"
+    if reason.is_file():
+        pytest.skip(reason.read_text(encoding="utf-8").strip())
+    path = venv / "vllm-python"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: `make vllm` sets vLLM up (make test does)")
+    return str(path)
+
+
+#: vLLM's CPU server takes about a minute to start with --enforce-eager (no compile) on two cores.
+VLLM_READY_S = 300
+
+
+@contextlib.contextmanager
+def loopback_vllm(logprobs_mode: str) -> Iterator[str]:
+    """vLLM's OpenAI server on 127.0.0.1 with the bundled SmolLM2 (its converted float32 cache, an
+    ordinary transformers checkpoint), serving ``smollm2``: float32, every log-probability a request
+    asks for (``--max-logprobs -1``), the whole server in one ``--logprobs-mode`` (``raw_logits``:
+    the model's logits before any stage; ``processed_logprobs``: after vLLM's sampler). Its engine's
+    internal sockets stay on loopback (``VLLM_HOST_IP``); eager mode skips a compile of minutes."""
+    from decoding_lab.models import get_model
+    python = vllm_python()
+    get_model("smollm2-135m-instruct")   # writes the converted cache if this machine has none yet
+    cache = Path(os.environ.get("DECODING_LAB_CACHE") or Path.home() / ".cache" / "decoding_lab" / "models")
+    port = _free_port()
+    cmd = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(cache / "smollm2-135m-instruct"),
+           "--served-model-name", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
+           "--max-model-len", "2048", "--max-logprobs", "-1", "--enforce-eager", "--logprobs-mode", logprobs_mode,
+           "--disable-log-stats"]
+    env = {"VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+           "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+    with _serve(cmd, port, "/health", f"vLLM ({logprobs_mode})", env=env, ready_s=VLLM_READY_S) as url:
+        yield url
 
 
 def llama_server_endpoints(url: str) -> str:
