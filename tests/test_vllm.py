@@ -24,6 +24,7 @@ same weights (vLLM's CPU kernels and PyTorch's differ by ~4e-5 logit here).
 from __future__ import annotations
 
 import contextlib
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -120,6 +121,10 @@ def _compare(lm, servers, ids: list[int], ours: dict, theirs: dict, n: int = 2) 
         q = torch.where(vllm_kept, theirs_lp.exp(), torch.zeros_like(theirs_lp))
         worst = max(worst, float((p - q).abs().max()))
     assert worst < PROB_TOL
+    report = os.environ.get("DECODING_LAB_VLLM_REPORT")   # the README's figures: one line per comparison
+    if report:
+        with open(report, "a", encoding="utf-8") as out:
+            out.write(f"{len(kept_rows)} positions\t{worst:.3g}\t{ours}\n")
     return worst
 
 
