@@ -28,6 +28,8 @@ from decoding_lab.ui.common.state import Labels, merge_updates
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.scripts import script
+from decoding_lab.ui.explorer.parts import ExplorerParts
+from decoding_lab.ui.lessons.parts import LessonsParts
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -147,7 +149,7 @@ def _wire_language(tabs: dict[str, TabUI], L: Labels, lang_state: Any, lang_radi
 def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any, jobs: SessionJobs) -> None:
     """"Load this experiment": the lesson names a tab; that tab's ``fill`` sets it up."""
     les = tabs["lessons"].parts
-    if les is None or not getattr(les, "lessons", None):  # no lessons could be read: nothing to load
+    if not isinstance(les, LessonsParts):  # no lessons could be read (``LessonsUnavailable``): nothing to load
         return
     outputs = _unique([tabs_comp, les.loaded, *(c for tab in tabs.values() for c in tab.fill_outputs)])
 
@@ -172,9 +174,9 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
     screen; ``?model=…&prompt=…&T=0.7&top_p=0.9&steps=12&force=3:1234`` the Explorer's run,
     replayed (``explorer.handlers.on_replay``). A bad value is skipped with a note."""
     import secrets
-    ex = tabs["explorer"].parts
+    ex: ExplorerParts = tabs["explorer"].parts
     les = tabs["lessons"].parts
-    lesson_link = getattr(les, "link_in", None)
+    lesson_link = les.link_in if isinstance(les, LessonsParts) else None
     ctl = {"model": ex.model, "prompt": ex.prompt, "chat": ex.chat, "top_n": ex.top_n, **ex.settings}
 
     def on_load(request: gr.Request):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -15,6 +14,7 @@ import pandas as pd
 from decoding_lab.stages import SettingsError
 from decoding_lab.strategies.beam import HypothesisRanking, rank_hypotheses
 from decoding_lab.ui.beam import views
+from decoding_lab.ui.beam.parts import BeamParts
 from decoding_lab.ui.beam.plots import ANCESTRY_JS
 from decoding_lab.ui.common.errors import guarded
 from decoding_lab.ui.common.events import model_event
@@ -80,7 +80,7 @@ class BeamRun:
     texts: tuple[str, ...]      # decoded, EOS left out; one per ranking.hypotheses
 
 
-def render(p: SimpleNamespace, lang: str, run: BeamRun | None, by: str = "hypothesis") -> dict[Any, Any]:
+def render(p: BeamParts, lang: str, run: BeamRun | None, by: str = "hypothesis") -> dict[Any, Any]:
     """Every view of the tab for ``run``, the tree laid out ``by`` hypothesis or beam slot."""
     if not run:
         return {p.tree: views.empty_tree(lang), p.table: pd.DataFrame(), p.status: ""}
@@ -88,18 +88,18 @@ def render(p: SimpleNamespace, lang: str, run: BeamRun | None, by: str = "hypoth
             p.table: views.ranking_table(run.ranking, run.texts, lang), p.status: views.status_text(run.result, lang)}
 
 
-def fill(p: SimpleNamespace, preset: dict[str, Any], lang: str) -> dict[Any, Any]:
+def fill(p: BeamParts, preset: dict[str, Any], lang: str) -> dict[Any, Any]:
     """A lesson's preset in the tab: model, prompt, format, beams, α and length."""
     return {p.model: preset.get("model") or p.model.value, p.prompt: preset.get("prompt", ""),
             p.chat: "chat" if preset.get("chat", True) else "raw", p.beams: int(preset.get("num_beams", 4)),
             p.alpha: float(preset.get("length_penalty", 1.0)), p.max_new: int(preset.get("max_new_tokens", 16))}
 
 
-def fill_outputs(p: SimpleNamespace) -> list[Any]:
+def fill_outputs(p: BeamParts) -> list[Any]:
     return [p.model, p.prompt, p.chat, p.beams, p.alpha, p.max_new]
 
 
-def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
+def wire(ctx: TabContext, p: BeamParts) -> dict[str, Any]:
     """Wire the tab's events; returns the ones the page may chain or cancel."""
     # α and the α list, checked beside their controls as they are typed (``common.validate``)
     checks = {"model": choice_check("model", model_names), "chat": choice_check("prompt format", lambda: ("chat", "raw")),

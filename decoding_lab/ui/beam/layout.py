@@ -3,10 +3,9 @@ stopping, length), the α values to re-rank with, the tree, the ranking table an
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import gradio as gr
 
+from decoding_lab.ui.beam.parts import BeamParts
 from decoding_lab.ui.beam.strings import tr
 from decoding_lab.ui.beam.views import empty_tree
 from decoding_lab.ui.common.i18n import t
@@ -27,34 +26,35 @@ def early_choices(lang: str) -> list[tuple[str, str]]:
     return [(tr(lang, "early_false"), "false"), (tr(lang, "early_true"), "true"), (tr(lang, "early_never"), "never")]
 
 
-def build_layout(ctx: TabContext) -> SimpleNamespace:
+def build_layout(ctx: TabContext) -> BeamParts:
     """The tab's components, laid out inside the current ``gr.Tab``; nothing is wired here."""
     L, lang = ctx.labels, ctx.lang
-    p = SimpleNamespace()
-    p.result = session_state()  # the last run: a handlers.BeamRun
+    result = session_state()  # the last run: a handlers.BeamRun
     L(gr.Markdown(t(lang, "beam_intro")), "beam_intro", "value")
-    p.model, p.prompt, p.chat = model_prompt_row(L, lang, "beam-", "What is the capital of France?")
+    model, prompt, chat = model_prompt_row(L, lang, "beam-", "What is the capital of France?")
     with gr.Row():
-        p.beams = L(CheckedSlider(*BEAMS, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
-        p.alpha = L(CheckedNumber(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
-        p.early = L(CheckedRadio(early_choices(lang), value="false", label=t(lang, "early_stopping"),
-                             elem_id="beam-early"), "early_stopping", "choices", early_choices)
-        p.max_new = L(CheckedSlider(*MAX_NEW, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
-                      "max_new_tokens")
-        p.alphas = L(gr.Textbox("-1, 0, 0.5, 1, 2", label=t(lang, "beam_alphas"), elem_id="beam-alphas"),
-                     "beam_alphas")
+        beams = L(CheckedSlider(*BEAMS, value=4, step=1, label=t(lang, "num_beams"), elem_id="beam-k"), "num_beams")
+        alpha = L(CheckedNumber(1.0, step=0.1, label=t(lang, "length_penalty"), elem_id="beam-alpha"), "length_penalty")
+        early = L(CheckedRadio(early_choices(lang), value="false", label=t(lang, "early_stopping"),
+                           elem_id="beam-early"), "early_stopping", "choices", early_choices)
+        max_new = L(CheckedSlider(*MAX_NEW, value=16, step=1, label=t(lang, "max_new_tokens"), elem_id="beam-max-new"),
+                    "max_new_tokens")
+        alphas = L(gr.Textbox("-1, 0, 0.5, 1, 2", label=t(lang, "beam_alphas"), elem_id="beam-alphas"),
+                   "beam_alphas")
     with gr.Row():
-        p.run = L(gr.Button(t(lang, "beam_run"), variant="primary", elem_id="beam-run"), "beam_run", "value")
-        p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="beam-stop"), "stop", "value")
-    p.status = gr.Markdown("", elem_id="beam-status")
-    p.by = L(CheckedRadio(layout_choices(lang), value="hypothesis", label=tr(lang, "layout"), info=tr(lang, "layout_info"),
-                      elem_id="beam-layout"), "beam.layout", "choices", layout_choices)
-    p.tree = gr.Plot(empty_tree(lang), elem_id="beam-chart", show_label=False)
-    p.note = L(gr.Markdown(t(lang, "beam_note")), "beam_note", "value")
-    p.table = L(gr.Dataframe(label=t(lang, "beam_ranking"), interactive=False, elem_id="beam-table", wrap=True),
-                "beam_ranking")
+        run = L(gr.Button(t(lang, "beam_run"), variant="primary", elem_id="beam-run"), "beam_run", "value")
+        stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="beam-stop"), "stop", "value")
+    status = gr.Markdown("", elem_id="beam-status")
+    by = L(CheckedRadio(layout_choices(lang), value="hypothesis", label=tr(lang, "layout"), info=tr(lang, "layout_info"),
+                    elem_id="beam-layout"), "beam.layout", "choices", layout_choices)
+    tree = gr.Plot(empty_tree(lang), elem_id="beam-chart", show_label=False)
+    note = L(gr.Markdown(t(lang, "beam_note")), "beam_note", "value")
+    table = L(gr.Dataframe(label=t(lang, "beam_ranking"), interactive=False, elem_id="beam-table", wrap=True),
+              "beam_ranking")
     with gr.Row():
-        p.export = L(gr.Button(t(lang, "export"), elem_id="beam-export"), "export", "value")
-        p.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                            elem_id="beam-files", visible=False), "export_files")
-    return p
+        export = L(gr.Button(t(lang, "export"), elem_id="beam-export"), "export", "value")
+        files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
+                          elem_id="beam-files", visible=False), "export_files")
+    return BeamParts(result=result, model=model, prompt=prompt, chat=chat, beams=beams, alpha=alpha, early=early,
+                     max_new=max_new, alphas=alphas, run=run, stop=stop, status=status, by=by, tree=tree, note=note,
+                     table=table, export=export, files=files)

@@ -116,7 +116,8 @@ def chat_choices(lang: str) -> list[tuple[str, str]]:
     return [(t(lang, "chat_choice"), "chat"), (t(lang, "raw_choice"), "raw")]
 
 
-def model_prompt_row(L: Labels, lang: str, prefix: str, prompt: str) -> tuple[Any, Any, Any]:
+def model_prompt_row(L: Labels, lang: str, prefix: str,
+                     prompt: str) -> tuple[CheckedDropdown, gr.Textbox, CheckedRadio]:
     """The model list, the prompt box and the prompt format in one row (Compare and Beam have
     their own; the Explorer's is its picker). Element ids: ``<prefix>model``, ``-prompt``, ``-chat``.
     The model and the format reach the handler unchecked: its request checks them by name."""

@@ -7,11 +7,14 @@ repetition and distinct-n, and one line per column on the entropy plot."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.common.tablink import settable
 from decoding_lab.ui.compare import handlers
 from decoding_lab.ui.compare.request import ColumnSpec, CompareRequest
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, build_layout
+from decoding_lab.ui.compare.parts import CompareParts
 
 __all__ = ["build", "COL_KEYS", "MAX_COLS", "ColumnSpec", "CompareRequest"]
 
@@ -27,7 +30,7 @@ def build(ctx: TabContext) -> TabUI:
                  events=events, parts=p, link=link_controls(p))
 
 
-def link_controls(p) -> dict:
+def link_controls(p: CompareParts) -> dict[str, Any]:
     """What a share link carries: model, prompt, format, length, columns and each column's settings."""
     link = {"model": p.model, "prompt": p.prompt, "chat": p.chat, "max_new": p.max_new, "ncols": p.ncols}
     for i, col in enumerate(p.cols):

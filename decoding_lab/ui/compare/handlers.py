@@ -8,7 +8,6 @@ run); the export, "send to the Explorer", and a lesson's preset filled into the 
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -21,6 +20,7 @@ from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
 from decoding_lab.ui.compare import send, views
+from decoding_lab.ui.compare.parts import CompareParts
 from decoding_lab.ui.compare.request import MAX_NEW_TOKENS, ColumnSpec, CompareRequest
 from decoding_lab.settings import PRESET_ORDERS
 from decoding_lab.ui.common.controls import model_names
@@ -34,7 +34,7 @@ def _seeded(settings: Any) -> Any:
     return settings if settings.seed is not None else settings.replace(seed=secrets.randbelow(1 << 20))
 
 
-def render(p: SimpleNamespace, lang: str, results: views.Results, ncols: int) -> dict[Any, Any]:
+def render(p: CompareParts, lang: str, results: views.Results, ncols: int) -> dict[Any, Any]:
     """Every view of the tab for ``results``."""
     out: dict[Any, Any] = dict(zip(p.outs, views.outputs_html(results, ncols, len(p.outs), lang)))
     out[p.entropy] = views.entropy_figure(results, lang)
@@ -42,7 +42,7 @@ def render(p: SimpleNamespace, lang: str, results: views.Results, ncols: int) ->
     return out
 
 
-def relabel(p: SimpleNamespace, lang: str, results: Any) -> dict[Any, Any]:
+def relabel(p: CompareParts, lang: str, results: Any) -> dict[Any, Any]:
     return render(p, lang, results or [], len(results or []))
 
 
@@ -56,7 +56,7 @@ def column_values(spec: dict[str, Any]) -> dict[str, Any]:
             "num_beams": spec.get("num_beams", 4), "length_penalty": spec.get("length_penalty", 1.0)}
 
 
-def fill(p: SimpleNamespace, preset: dict[str, Any], lang: str) -> dict[Any, Any]:
+def fill(p: CompareParts, preset: dict[str, Any], lang: str) -> dict[Any, Any]:
     """A lesson's preset in the tab: model, prompt, format, length and its columns."""
     columns = [column_values(c) for c in preset.get("compare", [])][:MAX_COLS]
     out: dict[Any, Any] = {p.model: preset.get("model") or p.model.value, p.prompt: preset.get("prompt", ""),
@@ -67,7 +67,7 @@ def fill(p: SimpleNamespace, preset: dict[str, Any], lang: str) -> dict[Any, Any
     return out
 
 
-def fill_outputs(p: SimpleNamespace) -> list[Any]:
+def fill_outputs(p: CompareParts) -> list[Any]:
     return [p.model, p.prompt, p.chat, p.max_new, p.ncols, *[c[k] for c in p.cols for k in c]]
 
 
@@ -92,7 +92,7 @@ def run_checks() -> dict[str, Check]:
             **{f"c{i}_{k}": column_check(i, k) for i in range(MAX_COLS) for k in SETTING_COL_KEYS}}
 
 
-def wire(ctx: TabContext, p: SimpleNamespace) -> dict[str, Any]:
+def wire(ctx: TabContext, p: CompareParts) -> dict[str, Any]:
     """Wire the tab's events; returns the ones the page may chain or cancel."""
 
     def on_run(v: dict[str, Any]):

@@ -4,7 +4,6 @@ knobs), each column's output, the entropy plot, the comparison table and the exp
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -18,6 +17,7 @@ from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import DEFAULTS, Labels
 from decoding_lab.ui.common.tab import TabContext
 from decoding_lab.ui.common.controls import model_prompt_row
+from decoding_lab.ui.compare.parts import CompareParts
 from decoding_lab.ui.compare.strings import tr
 from decoding_lab.ui.compare.views import output_html, table_headers
 
@@ -46,44 +46,50 @@ def strategy_choices(lang: str) -> list[tuple[str, str]]:
     return [(t(lang, "greedy"), "greedy"), (t(lang, "beam"), "beam"), (t(lang, "sample"), "sample")]
 
 
-def build_layout(ctx: TabContext) -> SimpleNamespace:
+def build_layout(ctx: TabContext) -> CompareParts:
     """The tab's components, laid out inside the current ``gr.Tab``; nothing is wired here.
 
     ``cols[i]`` is column i's ``{key of COL_KEYS: control}``; ``notes[i]`` the line that says why a
     greedy or beam column has no sampling controls; ``outs``, ``sends`` and ``groups`` are its
     output box, its "send to the Explorer" button and its column (hidden past ``ncols``)."""
     L, lang = ctx.labels, ctx.lang
-    p = SimpleNamespace(cols=[], notes=[], outs=[], sends=[], groups=[])
-    p.results = session_state()  # [(label, GenerationResult)] of the last run
-    p.request = session_state()  # the CompareRequest of the last run: what an export says was run
+    cols: list[dict[str, gr.components.Component]] = []
+    notes: list[gr.Markdown] = []
+    outs: list[gr.HTML] = []
+    sends: list[gr.Button] = []
+    groups: list[gr.Column] = []
+    results = session_state()  # [(label, GenerationResult)] of the last run
+    request = session_state()  # the CompareRequest of the last run: what an export says was run
     L(gr.Markdown(t(lang, "cmp_intro")), "cmp_intro", "value")
-    p.model, p.prompt, p.chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
+    model, prompt, chat = model_prompt_row(L, lang, "cmp-", "Write one sentence about the sea.")
     with gr.Row():
         # min_width: on a phone the row wraps instead of squeezing a label to one character a line
-        p.ncols = L(CheckedSlider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols",
-                                  min_width=200), "cmp_columns")
-        p.max_new = L(CheckedSlider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new",
-                                    min_width=200), "max_new_tokens")
-        p.run = L(gr.Button(t(lang, "cmp_run"), variant="primary", elem_id="cmp-run"), "cmp_run", "value")
-        p.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")
+        ncols = L(CheckedSlider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols",
+                                min_width=200), "cmp_columns")
+        max_new = L(CheckedSlider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new",
+                                  min_width=200), "max_new_tokens")
+        run = L(gr.Button(t(lang, "cmp_run"), variant="primary", elem_id="cmp-run"), "cmp_run", "value")
+        stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")
     with gr.Row(equal_height=False):
         for i in range(MAX_COLS):
             with gr.Column(visible=i < 3, elem_classes=["cmp-col"], min_width=240) as group:
                 col = _column(L, lang, i)
-                p.notes.append(col.pop("not_sampling"))  # a note, not a setting: kept out of COL_KEYS
-                p.cols.append(col)
-                p.outs.append(gr.HTML(output_html("", None, lang), elem_id=f"cmp{i}-output"))
-                p.sends.append(L(gr.Button(t(lang, "cmp_send"), size="sm", elem_id=f"cmp{i}-send"), "cmp_send",
-                                 "value"))
-            p.groups.append(group)
-    p.entropy = gr.Plot(plots.empty_figure(lang, "cmp_waiting", 260), elem_id="cmp-entropy-chart", show_label=False)
-    p.table = L(gr.Dataframe(headers=table_headers(lang), label=t(lang, "cmp_table"), interactive=False,
-                             elem_id="cmp-table"), "cmp_table")
+                notes.append(col.pop("not_sampling"))  # a note, not a setting: kept out of COL_KEYS
+                cols.append(col)
+                outs.append(gr.HTML(output_html("", None, lang), elem_id=f"cmp{i}-output"))
+                sends.append(L(gr.Button(t(lang, "cmp_send"), size="sm", elem_id=f"cmp{i}-send"), "cmp_send",
+                               "value"))
+            groups.append(group)
+    entropy = gr.Plot(plots.empty_figure(lang, "cmp_waiting", 260), elem_id="cmp-entropy-chart", show_label=False)
+    table = L(gr.Dataframe(headers=table_headers(lang), label=t(lang, "cmp_table"), interactive=False,
+                           elem_id="cmp-table"), "cmp_table")
     with gr.Row():
-        p.export = L(gr.Button(t(lang, "export"), elem_id="cmp-export"), "export", "value")
-        p.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                            elem_id="cmp-files", visible=False), "export_files")
-    return p
+        export = L(gr.Button(t(lang, "export"), elem_id="cmp-export"), "export", "value")
+        files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
+                          elem_id="cmp-files", visible=False), "export_files")
+    return CompareParts(results=results, request=request, model=model, prompt=prompt, chat=chat, ncols=ncols,
+                        max_new=max_new, run=run, stop=stop, cols=cols, notes=notes, outs=outs, sends=sends,
+                        groups=groups, entropy=entropy, table=table, export=export, files=files)
 
 
 def _column(L: Labels, lang: str, i: int) -> dict[str, Any]:

@@ -4,7 +4,6 @@ the visitor's language) says what came over."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any, Callable
 
 import gradio as gr
@@ -14,6 +13,7 @@ from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named
 from decoding_lab.ui.compare.layout import COL_KEYS
+from decoding_lab.ui.compare.parts import CompareParts
 from decoding_lab.ui.compare.strings import tr
 
 #: after the tab switch, show the Explorer from its top (the page kept the Compare scroll position)
@@ -27,7 +27,7 @@ def sent_message(lang: str, i: int, spec: Any, model: str) -> str:
     return tr(lang, key, i=i + 1, model=model)
 
 
-def wire(ctx: TabContext, p: SimpleNamespace, column_spec: Callable[[dict[str, Any]], Any]) -> None:
+def wire(ctx: TabContext, p: CompareParts, column_spec: Callable[[dict[str, Any]], Any]) -> None:
     """"Send to the Explorer": this column's settings, the tab's model, prompt and prompt format
     into the Explorer's controls, then the Explorer tab opens and a message says what came over.
     The Explorer starts a new run with them on its next Step (its prompt or model changed).

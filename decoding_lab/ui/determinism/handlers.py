@@ -18,6 +18,7 @@ from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.state import number_input, values_from_settings
 from decoding_lab.ui.common.validate import check_choice, choice_check, model_check, number_check, validator, watch
 from decoding_lab.ui.determinism.layout import TOKENS
+from decoding_lab.ui.determinism.parts import DeterminismParts
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, picker_fill, preset_settings
 from decoding_lab.ui.determinism.strings import tr
 from decoding_lab.ui.determinism.views import progress, render
@@ -59,7 +60,7 @@ class GreedyRequest:
                    variants=tuple(name for name in VARIANTS if name in v["variants"]))
 
 
-def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
+def wire(ctx: TabContext, ui: DeterminismParts) -> dict[str, Any]:
     """Attach the run button; the model choice is the Explorer's (``ctx.picker``)."""
     p = ctx.picker
     stops = StopRequests()
@@ -113,7 +114,7 @@ def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
     return {"run": run, "stop": stop}
 
 
-def fill(picker: ModelPicker, ui: Any, preset: dict[str, Any], lang: str) -> dict:
+def fill(picker: ModelPicker, ui: DeterminismParts, preset: dict[str, Any], lang: str) -> dict:
     """A lesson's ``[preset]``: the Explorer's model choice and settings (this tab reads that
     model), the prompt and the number of new tokens (``max_new_tokens``)."""
     out = picker_fill(picker, preset)
@@ -124,5 +125,5 @@ def fill(picker: ModelPicker, ui: Any, preset: dict[str, Any], lang: str) -> dic
     return out
 
 
-def fill_outputs(picker: ModelPicker, ui: Any) -> list:
+def fill_outputs(picker: ModelPicker, ui: DeterminismParts) -> list:
     return [picker.model, picker.hub, picker.chat, *picker.settings.values(), ui.prompt, ui.tokens]

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import gradio as gr
 
 from decoding_lab.determinism import VARIANTS
@@ -12,6 +10,7 @@ from decoding_lab.llamacpp import available as llamacpp_available
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
 from decoding_lab.ui.common.controls import CheckedSlider
+from decoding_lab.ui.determinism.parts import DeterminismParts
 from decoding_lab.ui.determinism.strings import tr
 
 TOKENS = (5, 80)      # new tokens a run may write on each path (the slider and the request check)
@@ -24,24 +23,24 @@ def variant_choices(lang: str) -> list[tuple[str, str]]:
     return [(tr(lang, name), name) for name in VARIANTS]
 
 
-def layout(L: Labels, lang: str) -> SimpleNamespace:
-    ui = SimpleNamespace()
-    ui.intro = L(gr.Markdown(tr(lang, "intro"), elem_id="det-intro"), "determinism.intro", "value")
+def layout(L: Labels, lang: str) -> DeterminismParts:
+    intro = L(gr.Markdown(tr(lang, "intro"), elem_id="det-intro"), "determinism.intro", "value")
     with gr.Row():
-        ui.prompt = L(gr.Textbox(DEFAULT_PROMPT, label=tr(lang, "prompt"), lines=2, elem_id="det-prompt", scale=3),
-                      "determinism.prompt")
-        ui.tokens = L(CheckedSlider(*TOKENS, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
-                      "determinism.tokens")
+        prompt = L(gr.Textbox(DEFAULT_PROMPT, label=tr(lang, "prompt"), lines=2, elem_id="det-prompt", scale=3),
+                   "determinism.prompt")
+        tokens = L(CheckedSlider(*TOKENS, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
+                   "determinism.tokens")
     on = [v for v in VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
-    ui.variants = L(gr.CheckboxGroup(variant_choices(lang), value=on, label=tr(lang, "variants"),
-                                     elem_id="det-variants"), "determinism.variants", "choices", variant_choices)
+    variants = L(gr.CheckboxGroup(variant_choices(lang), value=on, label=tr(lang, "variants"),
+                                  elem_id="det-variants"), "determinism.variants", "choices", variant_choices)
     with gr.Row():
-        ui.run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run", scale=4),
-                   "determinism.run", "value")
-        ui.stop = L(gr.Button(tr(lang, "stop"), variant="stop", elem_id="determinism-stop", scale=1),
-                    "determinism.stop", "value")
-    ui.run_id = gr.State(None)   # this tab's latest run, for Stop (``common.stops``)
-    ui.result = gr.HTML("", elem_id="det-result")
-    ui.plot = gr.Plot(None, elem_id="det-margins", show_label=False)
-    ui.last = session_state()  # the last run's result (texts, divergences, margins)
-    return ui
+        run = L(gr.Button(tr(lang, "run"), variant="primary", elem_id="determinism-run", scale=4),
+                "determinism.run", "value")
+        stop = L(gr.Button(tr(lang, "stop"), variant="stop", elem_id="determinism-stop", scale=1),
+                 "determinism.stop", "value")
+    run_id = gr.State(None)   # this tab's latest run, for Stop (``common.stops``)
+    result = gr.HTML("", elem_id="det-result")
+    plot = gr.Plot(None, elem_id="det-margins", show_label=False)
+    last = session_state()  # the last run's result (texts, divergences, margins)
+    return DeterminismParts(intro=intro, prompt=prompt, tokens=tokens, variants=variants, run=run, stop=stop,
+                            run_id=run_id, result=result, plot=plot, last=last)

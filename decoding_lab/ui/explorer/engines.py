@@ -18,6 +18,7 @@ from decoding_lab.settings import engine_defaults
 from decoding_lab.ui.common.i18n import register
 from decoding_lab.ui.common.state import SETTING_KEYS, values_from_settings
 from decoding_lab.ui.common.events import model_event
+from decoding_lab.ui.explorer.parts import ExplorerParts
 
 EN = {
     "defaults": "Start from an engine's defaults",
@@ -85,7 +86,7 @@ def settings_for(name: str, model_name: str) -> Any:
     return engine_defaults(name, config)
 
 
-def wire(ui: Any, lang_state: Any) -> Any:
+def wire(ui: ExplorerParts, lang_state: Any) -> Any:
     """Choosing an engine fills every settings control (the next Step starts a run with them)."""
     outputs = [ui.settings[k] for k in SETTING_KEYS]
 

@@ -26,6 +26,7 @@ from decoding_lab.ui.common.validate import (choice_check, model_check, number_c
                                              watch)
 from decoding_lab.ui.explorer import engines, onboarding, strings
 from decoding_lab.ui.explorer.busy import calm_when_busy
+from decoding_lab.ui.explorer.parts import ExplorerParts
 from decoding_lab.ui.explorer.request import TOP_N_RANGE, ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
@@ -94,7 +95,7 @@ def pick_of(text: Any) -> tuple[int, int]:
     return whole_number(step if step.strip().isdigit() else None, "step", 0, 10**6), token_id_of(token)
 
 
-def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:
+def fill(ui: ExplorerParts, preset: dict[str, Any], lang: str) -> dict:
     """A lesson's preset: model, prompt and settings into the controls, then a fresh session
     that has run the preset's ``steps``, drawn."""
     settings = preset_settings(preset)
@@ -111,12 +112,12 @@ def fill(ui: Any, preset: dict[str, Any], lang: str) -> dict:
     return {**out, **render(ui, lang, session)}
 
 
-def fill_outputs(ui: Any) -> list[Any]:
+def fill_outputs(ui: ExplorerParts) -> list[Any]:
     return [ui.model, ui.hub, ui.prompt, ui.chat, ui.log_y, *(ui.settings[k] for k in SETTING_KEYS),
             *view_components(ui)]
 
 
-def wire(ctx: TabContext, ui: Any) -> dict[str, Any]:
+def wire(ctx: TabContext, ui: ExplorerParts) -> dict[str, Any]:
     """Attach the handlers; returns the events the page may chain or cancel. ``ctx.jobs`` bounds
     how many model jobs one browser tab runs at once (see ``common.sessions``)."""
     # log_y: the chart's scale, a view choice every handler hands to the session it draws

@@ -7,8 +7,6 @@ order, the step buttons and the views. Handlers live in ``handlers.py``.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import gradio as gr
 
 from decoding_lab.params import PARAMS
@@ -20,6 +18,7 @@ from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
 from decoding_lab.ui.explorer import engines, onboarding, popover
+from decoding_lab.ui.explorer.parts import ExplorerParts
 from decoding_lab.ui.explorer.strings import tr
 from decoding_lab.ui.explorer.views import TABLE_KEYS
 
@@ -58,79 +57,85 @@ def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str,
     return c
 
 
-def layout(L: Labels, lang: str = "en") -> SimpleNamespace:
+def layout(L: Labels, lang: str = "en") -> ExplorerParts:
     """Lay out the Explorer tab; returns its components by name (the ``TabUI``'s ``parts``)."""
     from decoding_lab.models import DEFAULT_MODEL
 
-    ui = SimpleNamespace()
-    ui.session = session_state()  # the visitor's stepper (and KV cache); expires when idle
+    session = session_state()  # the visitor's stepper (and KV cache); expires when idle
     # Did this tab ever have a session? (tiny, never expires): so an expired one can say so.
-    ui.started = gr.State(False)
+    started = gr.State(False)
     # On a phone the columns stack; CSS (assets/app.css, "Explorer: phone") puts the main one first.
     with gr.Row(equal_height=False, elem_id="explorer-row"):
         with gr.Column(scale=1, min_width=330, elem_classes=["controls"], elem_id="explorer-controls"):
             with gr.Accordion(t(lang, "model_box"), open=True) as acc:
                 L(acc, "model_box")
-                ui.model = L(CheckedDropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
-                                         allow_custom_value=False), "model")
+                model = L(CheckedDropdown(model_names(), value=DEFAULT_MODEL, label=t(lang, "model"), elem_id="model",
+                                      allow_custom_value=False), "model")
                 # A public deployment lists its allowed Hub models in the dropdown: no free-text box.
-                ui.hub = L(gr.Textbox("", label=t(lang, "hub_id"), info=t(lang, "hub_id_info"), elem_id="hub-id",
-                                      max_lines=1, visible=any_hub_id_allowed()), "hub_id")
-                ui.prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=3,
-                                         elem_id="prompt"), "prompt")
-                ui.chat = L(CheckedRadio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="chat-mode"),
-                            "chat", "choices", chat_choices)
+                hub = L(gr.Textbox("", label=t(lang, "hub_id"), info=t(lang, "hub_id_info"), elem_id="hub-id",
+                                   max_lines=1, visible=any_hub_id_allowed()), "hub_id")
+                prompt = L(gr.Textbox("What is the capital of France?", label=t(lang, "prompt"), lines=3,
+                                      elem_id="prompt"), "prompt")
+                chat = L(CheckedRadio(chat_choices(lang), value="chat", label=t(lang, "chat"), elem_id="chat-mode"),
+                         "chat", "choices", chat_choices)
             with gr.Accordion(t(lang, "stages_box"), open=True) as acc2:
                 L(acc2, "stages_box")
-                ui.settings = setting_controls(L, lang)
-                ui.engine_defaults, ui.engine_note = engines.controls(L, lang)
-                ui.top_n = L(CheckedSlider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
+                settings = setting_controls(L, lang)
+                engine_defaults, engine_note = engines.controls(L, lang)
+                top_n = L(CheckedSlider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
         with gr.Column(scale=3, min_width=480, elem_id="explorer-main"):
-            ui.onboard = onboarding.strip(L, lang)   # first visit only (see onboarding.py)
-            ui.status = gr.Markdown(t(lang, "no_session"), elem_id="status")
+            onboard = onboarding.strip(L, lang)   # first visit only (see onboarding.py)
+            status = gr.Markdown(t(lang, "no_session"), elem_id="status")
             with gr.Row(elem_classes=["step-buttons"]):
-                ui.step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")
-                ui.n_steps = L(CheckedNumber(8, step=1, minimum=1, maximum=256, label=t(lang, "n_steps"),
-                                             elem_id="n-steps", min_width=70, scale=1), "n_steps")
-                ui.step_n = L(gr.Button(t(lang, "step_n"), elem_id="step-n-btn", scale=1), "step_n", "value")
-                ui.play = L(gr.Button(t(lang, "play"), elem_id="play-btn", scale=1), "play", "value")
-                ui.stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="stop-btn", scale=1), "stop", "value")
-                ui.undo = L(gr.Button(t(lang, "undo"), elem_id="undo-btn", scale=1), "undo", "value")
-                ui.reset = L(gr.Button(t(lang, "reset"), elem_id="reset-btn", scale=1), "reset", "value")
-            ui.gen_label = L(gr.Markdown(f"**{t(lang, 'generated')}**"), "generated_md", "value")
-            ui.gen = gr.HTML("", elem_id="generated-text", js_on_load=popover.POPOVER_JS)
+                step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")
+                n_steps = L(CheckedNumber(8, step=1, minimum=1, maximum=256, label=t(lang, "n_steps"),
+                                          elem_id="n-steps", min_width=70, scale=1), "n_steps")
+                step_n = L(gr.Button(t(lang, "step_n"), elem_id="step-n-btn", scale=1), "step_n", "value")
+                play = L(gr.Button(t(lang, "play"), elem_id="play-btn", scale=1), "play", "value")
+                stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="stop-btn", scale=1), "stop", "value")
+                undo = L(gr.Button(t(lang, "undo"), elem_id="undo-btn", scale=1), "undo", "value")
+                reset = L(gr.Button(t(lang, "reset"), elem_id="reset-btn", scale=1), "reset", "value")
+            gen_label = L(gr.Markdown(f"**{t(lang, 'generated')}**"), "generated_md", "value")
+            gen = gr.HTML("", elem_id="generated-text", js_on_load=popover.POPOVER_JS)
             # Clicking an alternative in a token's popover writes "step:token_id" here and presses the button.
-            ui.alt_pick = gr.Textbox("", visible="hidden", elem_id="alt-pick-box")
-            ui.alt_force = gr.Button("force-at", visible="hidden", elem_id="alt-pick-btn")
-            ui.dist = gr.Plot(plots.empty_figure(lang), elem_id="dist-chart", show_label=False)
-            ui.log_y = L(gr.Checkbox(False, label=tr(lang, "log_view"), elem_id="log-view"), "explorer.log_view")
+            alt_pick = gr.Textbox("", visible="hidden", elem_id="alt-pick-box")
+            alt_force = gr.Button("force-at", visible="hidden", elem_id="alt-pick-btn")
+            dist = gr.Plot(plots.empty_figure(lang), elem_id="dist-chart", show_label=False)
+            log_y = L(gr.Checkbox(False, label=tr(lang, "log_view"), elem_id="log-view"), "explorer.log_view")
             with gr.Row():
-                ui.candidates = L(gr.Dropdown([], value=None, label=t(lang, "candidates"), elem_id="candidates",
-                                              scale=3), "candidates")
-                ui.force = L(gr.Button(t(lang, "force"), elem_id="force-btn", scale=1), "force", "value")
-                ui.branches = L(gr.Dropdown([], value=None, label=t(lang, "branches"), elem_id="branches", scale=3),
-                                "branches")
-                ui.restore = L(gr.Button(t(lang, "restore"), elem_id="restore-btn", scale=1), "restore", "value")
+                candidates = L(gr.Dropdown([], value=None, label=t(lang, "candidates"), elem_id="candidates",
+                                           scale=3), "candidates")
+                force = L(gr.Button(t(lang, "force"), elem_id="force-btn", scale=1), "force", "value")
+                branches = L(gr.Dropdown([], value=None, label=t(lang, "branches"), elem_id="branches", scale=3),
+                             "branches")
+                restore = L(gr.Button(t(lang, "restore"), elem_id="restore-btn", scale=1), "restore", "value")
             # Clicking a bar of the chart writes its token id here and presses the hidden button.
-            ui.replay = gr.Textbox("", visible="hidden", elem_id="explorer-replay")   # a shared link's steps
-            ui.click_token = gr.Textbox("", visible="hidden", elem_id="force-token-box")
-            ui.click_force = gr.Button("force-click", visible="hidden", elem_id="force-token-btn")
+            replay = gr.Textbox("", visible="hidden", elem_id="explorer-replay")   # a shared link's steps
+            click_token = gr.Textbox("", visible="hidden", elem_id="force-token-box")
+            click_force = gr.Button("force-click", visible="hidden", elem_id="force-token-btn")
             with gr.Row():
-                ui.funnel = gr.Plot(plots.empty_figure(lang, height=220), elem_id="funnel-chart", show_label=False)
-                ui.entropy = gr.Plot(plots.empty_figure(lang, height=220), elem_id="entropy-chart", show_label=False)
+                funnel = gr.Plot(plots.empty_figure(lang, height=220), elem_id="funnel-chart", show_label=False)
+                entropy = gr.Plot(plots.empty_figure(lang, height=220), elem_id="entropy-chart", show_label=False)
             with gr.Row():
                 with gr.Column(scale=2):
-                    ui.numbers_label = L(gr.Markdown(f"**{t(lang, 'numbers')}**"), "numbers_md", "value")
-                    ui.numbers = gr.Markdown("", elem_id="numbers")
+                    numbers_label = L(gr.Markdown(f"**{t(lang, 'numbers')}**"), "numbers_md", "value")
+                    numbers = gr.Markdown("", elem_id="numbers")
                 with gr.Column(scale=3):
-                    ui.table = L(gr.Dataframe(headers=[t(lang, k) for k in TABLE_KEYS], label=t(lang, "history"),
-                                              interactive=False, elem_id="step-table", max_height=320), "history")
+                    table = L(gr.Dataframe(headers=[t(lang, k) for k in TABLE_KEYS], label=t(lang, "history"),
+                                           interactive=False, elem_id="step-table", max_height=320), "history")
             with gr.Accordion(t(lang, "export_box"), open=False) as acc3:
                 L(acc3, "export_box")
                 with gr.Row():
-                    ui.export = L(gr.Button(t(lang, "export"), elem_id="export-btn"), "export", "value")
-                    ui.files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
-                                         elem_id="export-files", visible=False), "export_files")
-                ui.share = L(gr.Textbox("", label=t(lang, "share"), elem_id="share-query", buttons=["copy"],
-                                        interactive=False), "share")
-    return ui
+                    export = L(gr.Button(t(lang, "export"), elem_id="export-btn"), "export", "value")
+                    files = L(gr.File(label=t(lang, "export_files"), file_count="multiple", interactive=False,
+                                      elem_id="export-files", visible=False), "export_files")
+                share = L(gr.Textbox("", label=t(lang, "share"), elem_id="share-query", buttons=["copy"],
+                                     interactive=False), "share")
+    return ExplorerParts(session=session, started=started, model=model, hub=hub, prompt=prompt, chat=chat,
+                         settings=settings, engine_defaults=engine_defaults, engine_note=engine_note, top_n=top_n,
+                         onboard=onboard, status=status, step=step, n_steps=n_steps, step_n=step_n, play=play,
+                         stop=stop, undo=undo, reset=reset, gen_label=gen_label, gen=gen, alt_pick=alt_pick,
+                         alt_force=alt_force, dist=dist, log_y=log_y, candidates=candidates, force=force,
+                         branches=branches, restore=restore, replay=replay, click_token=click_token,
+                         click_force=click_force, funnel=funnel, entropy=entropy, numbers_label=numbers_label,
+                         numbers=numbers, table=table, export=export, files=files, share=share)

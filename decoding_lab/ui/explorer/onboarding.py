@@ -13,11 +13,12 @@ top-k the other ten of the twenty shown."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
+from decoding_lab.ui.common.state import Labels
+from decoding_lab.ui.explorer.parts import OnboardingParts
 from decoding_lab.ui.explorer.strings import tr
 
 #: Loads like a lesson preset (``handlers.fill``): prompt, settings, then the steps.
@@ -28,20 +29,19 @@ SHOW_IF_NEW_JS = f"() => {{ if (!localStorage.getItem('{SEEN_KEY}')) document.bo
 REMEMBER_JS = f"() => {{ localStorage.setItem('{SEEN_KEY}', '1'); document.body.classList.remove('dl-new'); }}"
 
 
-def strip(L: Any, lang: str) -> SimpleNamespace:
+def strip(L: Labels, lang: str) -> OnboardingParts:
     """The strip's components (laid out where it is called)."""
-    ui = SimpleNamespace()
     with gr.Group(elem_id="onboard"):
-        ui.text = L(gr.Markdown(tr(lang, "onboard_md"), elem_id="onboard-text"), "explorer.onboard_md", "value")
+        text = L(gr.Markdown(tr(lang, "onboard_md"), elem_id="onboard-text"), "explorer.onboard_md", "value")
         with gr.Row():
-            ui.show = L(gr.Button(tr(lang, "onboard_show"), variant="primary", elem_id="onboard-show", scale=0,
-                                  min_width=200), "explorer.onboard_show", "value")
-            ui.hide = L(gr.Button(tr(lang, "onboard_hide"), elem_id="onboard-hide", scale=0, min_width=120,
-                                  size="sm"), "explorer.onboard_hide", "value")
-    return ui
+            show = L(gr.Button(tr(lang, "onboard_show"), variant="primary", elem_id="onboard-show", scale=0,
+                               min_width=200), "explorer.onboard_show", "value")
+            hide = L(gr.Button(tr(lang, "onboard_hide"), elem_id="onboard-hide", scale=0, min_width=120,
+                               size="sm"), "explorer.onboard_hide", "value")
+    return OnboardingParts(text=text, show=show, hide=hide)
 
 
-def wire(page: Any, ui: SimpleNamespace, load_cut: tuple[Any, list[Any], list[Any]]) -> None:
+def wire(page: Any, ui: OnboardingParts, load_cut: tuple[Any, list[Any], list[Any]]) -> None:
     """``load_cut``: (handler, inputs, outputs) that fills the Explorer with ``CUT_PRESET``."""
     if page is not None:
         page.load(None, None, None, js=SHOW_IF_NEW_JS)

@@ -17,6 +17,7 @@ from decoding_lab.ui.common.markdown import code_span
 from decoding_lab.ui.common.plots import show_token
 from decoding_lab.ui.explorer.chart import dist_chart
 from decoding_lab.ui.explorer import popover, strings
+from decoding_lab.ui.explorer.parts import ExplorerParts
 
 TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p_final", "col_H", "col_H_T",
               "col_kept", "col_forced", "col_ms")
@@ -26,11 +27,11 @@ VIEW_NAMES = ("dist", "funnel", "entropy", "numbers", "gen", "table", "candidate
               "started", "share")
 
 
-def view_components(parts: Any) -> list[Any]:
+def view_components(parts: ExplorerParts) -> list[Any]:
     return [getattr(parts, name) for name in VIEW_NAMES]
 
 
-def render(parts: Any, lang: str, session: Any) -> dict:
+def render(parts: ExplorerParts, lang: str, session: Any) -> dict:
     """Every view of ``session`` (an ``ExplorerSession`` or None) in ``lang``, keyed by component."""
     st = session.stepper if session is not None else None
     tr = st.traces[-1] if st is not None and st.traces else None
@@ -70,7 +71,7 @@ def dist_view(session: Any, lang: str) -> Any:
     return dist_chart(st.traces[-1], lang, log_y=session.log_y)
 
 
-def text_views(parts: Any, lang: str, session: Any) -> dict:
+def text_views(parts: ExplorerParts, lang: str, session: Any) -> dict:
     """The cheap part of ``render`` (text and status), sent between chart redraws while playing."""
     st = session.stepper
     return {parts.gen: generated_html(st, lang, session),

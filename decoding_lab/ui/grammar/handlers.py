@@ -32,6 +32,7 @@ from decoding_lab.ui.common.sessions import gated
 from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.tab import ModelPicker, TabContext, inputs_of, named, picker_fill, preset_settings
 from decoding_lab.ui.common.validate import check_choice, choice_check, model_check, number_check, param_check, validator, watch
+from decoding_lab.ui.grammar.parts import GrammarParts
 from decoding_lab.ui.grammar.session import (CHECK_WAIT, CMP_N, CMP_TOKENS, DEFAULT_PRESET, N_STEPS, STEP_TOKENS,
                                              GrammarRequest, GrammarSession, compiled_constraint, load_model,
                                              model_name, new_session)
@@ -73,8 +74,8 @@ def example_or_typed(v: dict, example: str) -> Any:
     return v.get("prompt")
 
 
-def load_constraint(parts: Any, preset_name: str | None = None, kind: str | None = None, text: str | None = None,
-                    prompt: str | None = None) -> dict:
+def load_constraint(parts: GrammarParts, preset_name: str | None = None, kind: str | None = None,
+                    text: str | None = None, prompt: str | None = None) -> dict:
     """Updates that load a constraint (and a prompt) into the tab:
     ``load_constraint(parts, preset_name="integer")`` (the preset's own prompt unless ``prompt``
     is given) or ``load_constraint(parts, kind="regex", text="[0-9]+", prompt="...")``. A running
@@ -91,7 +92,7 @@ def load_constraint(parts: Any, preset_name: str | None = None, kind: str | None
             parts.prompt: prompt if prompt is not None else EXAMPLES[kind][1]}
 
 
-def fill(picker: ModelPicker, parts: Any, preset: dict[str, Any], lang: str) -> dict:
+def fill(picker: ModelPicker, parts: GrammarParts, preset: dict[str, Any], lang: str) -> dict:
     """A lesson's ``[preset]`` loaded into the tab: the Explorer's model choice and settings
     (this tab reads that model), the lesson's constraint preset (``constraint``) and prompt."""
     out = picker_fill(picker, preset)
@@ -103,7 +104,7 @@ def fill(picker: ModelPicker, parts: Any, preset: dict[str, Any], lang: str) -> 
     return out
 
 
-def link_restore(parts: Any, values: dict[str, Any]) -> dict:
+def link_restore(parts: GrammarParts, values: dict[str, Any]) -> dict:
     """A shared link's kind made whole: a preset shows its picker and its source (read only); the
     other kinds hide the picker and open the grammar box for editing, holding the link's grammar."""
     kind = values.get("kind")
@@ -116,7 +117,7 @@ def link_restore(parts: Any, values: dict[str, Any]) -> dict:
     return {parts.text: gr.update(value=text, interactive=True), parts.preset: gr.update(visible=False)}
 
 
-def fill_outputs(picker: ModelPicker, parts: Any) -> list:
+def fill_outputs(picker: ModelPicker, parts: GrammarParts) -> list:
     return [picker.model, picker.hub, picker.chat, *picker.settings.values(), parts.kind, parts.preset, parts.text,
             parts.prompt]
 
@@ -181,7 +182,7 @@ def checks(compare: bool = False) -> dict[str, Any]:
             "n": number_check("samples per side", *CMP_N, integer=True)}
 
 
-def wire(ctx: TabContext, parts: Any) -> dict[str, Any]:
+def wire(ctx: TabContext, parts: GrammarParts) -> dict[str, Any]:
     """Attach the tab's events; returns them by name. The model choice is the Explorer's
     (``ctx.picker``); ``ctx.jobs`` bounds the model jobs one browser tab runs at once."""
     p, ui = ctx.picker, parts

@@ -17,6 +17,7 @@ from decoding_lab.grammar import GrammarMask, preset
 from decoding_lab.grammar.stage import GrammarExtra, mask_seconds_per_token
 from decoding_lab.ui.common.markdown import code_span
 from decoding_lab.ui.common.plots import BLUE, FONT, ORANGE, show_token
+from decoding_lab.ui.grammar.parts import GrammarParts
 from decoding_lab.ui.grammar.strings import tr
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def timing_md(lang: str, session: "GrammarSession | None") -> str:
               fwd=1e3 * (last.timings.get("forward", 0.0) if last else session.stepper.prefill_seconds))
 
 
-def step_views(parts: Any, lang: str, session: "GrammarSession | None") -> dict:
+def step_views(parts: GrammarParts, lang: str, session: "GrammarSession | None") -> dict:
     """The step-through views, drawn from the session's traces."""
     return {parts.status: status_md(lang, session), parts.generated: generated_html(lang, session),
             parts.trace: trace_figure(lang, session),

@@ -8,11 +8,9 @@ restore on page load, ``lesson_restore_progress``). The page wires "Load this ex
 and writes ``parts.loaded_message(lang, lesson, tab_id)`` into ``parts.loaded``.
 
 A broken lesson file must not take the app down: the tab then shows a note instead, and its
-``parts.lessons`` is empty (``parts.load`` is None), so there is nothing to load."""
+``parts`` is a ``LessonsUnavailable`` (the note alone), so there is nothing to load."""
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import gradio as gr
 
@@ -20,6 +18,7 @@ from decoding_lab.lessons import LessonError, load_lessons
 from decoding_lab.ui.common.errors import plain
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.lessons import handlers, layout
+from decoding_lab.ui.lessons.parts import LessonsUnavailable
 from decoding_lab.ui.lessons.strings import tr
 from decoding_lab.ui.lessons.views import loaded_message, outputs
 
@@ -33,12 +32,9 @@ def build(ctx: TabContext) -> TabUI:
             raise LessonError("no lesson files in lessons/")
     except LessonError as e:
         note = gr.Markdown(f"*{tr(ctx.lang, 'unavailable', error=plain(e))}*", elem_id="lessons-unavailable")
-        parts = SimpleNamespace(lessons={}, load=None, current=None, loaded=None, note=note,
-                                loaded_message=loaded_message)
-        return TabUI(name="lessons", parts=parts)
+        return TabUI(name="lessons", parts=LessonsUnavailable(note=note))
     ui = layout.build(ctx.lang, lessons)
     events = handlers.wire(ui, ctx.lang_state, ctx.page, ctx.jobs)
-    ui.loaded_message = loaded_message
     return TabUI(
         name="lessons",
         states=handlers.state_inputs(ui),

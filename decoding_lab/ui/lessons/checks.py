@@ -4,13 +4,13 @@ right, or why it is wrong). Progress is the set of check ids passed, kept in the
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
 from decoding_lab.lessons import MAX_CHECKS, Check, Lesson
 from decoding_lab.ui.common.i18n import norm_lang
+from decoding_lab.ui.lessons.parts import LessonSlot, LessonsParts
 from decoding_lab.ui.lessons.strings import tr
 
 
@@ -18,21 +18,22 @@ def _lg(lang: str) -> str:
     return "zh" if norm_lang(lang) == "zh" else "en"
 
 
-def build_slots(ui: SimpleNamespace) -> None:
-    """The components of the question slots (called inside the tab's layout)."""
-    ui.slots = []
-    with gr.Column(elem_id="lesson-checks") as ui.checks_box:
-        ui.checks_head = gr.Markdown("", elem_id="lesson-checks-head")
+def build_slots() -> tuple[gr.Column, gr.Markdown, list[LessonSlot]]:
+    """The checks' box, its heading and its question slots (called inside the tab's layout)."""
+    slots: list[LessonSlot] = []
+    with gr.Column(elem_id="lesson-checks") as checks_box:
+        checks_head = gr.Markdown("", elem_id="lesson-checks-head")
         for i in range(MAX_CHECKS):
             with gr.Group(visible=False, elem_id=f"lesson-check-{i}") as box:
                 q = gr.Markdown("", elem_id=f"lesson-question-{i}")
                 radio = gr.Radio([], value=None, show_label=False, elem_id=f"lesson-quiz-{i}")
                 btn = gr.Button(tr("en", "check"), elem_id=f"lesson-check-btn-{i}", size="sm")
                 fb = gr.Markdown("", elem_id=f"lesson-feedback-{i}")
-            ui.slots.append(SimpleNamespace(box=box, question=q, answer=radio, check=btn, feedback=fb))
+            slots.append(LessonSlot(box=box, question=q, answer=radio, check=btn, feedback=fb))
+    return checks_box, checks_head, slots
 
 
-def outputs(ui: SimpleNamespace) -> list[Any]:
+def outputs(ui: LessonsParts) -> list[Any]:
     return [ui.checks_box, ui.checks_head, *(c for s in ui.slots for c in (s.box, s.question, s.answer, s.check,
                                                                            s.feedback))]
 
@@ -49,7 +50,7 @@ def choices(check: Check, lang: str, learner: str | None) -> list[tuple[str, int
     return [(check.choices[j].text[lg], j) for j in check.order(learner or "")]
 
 
-def check_views(ui: SimpleNamespace, les: Lesson, lang: str, passed: list[str] | None, learner: str | None,
+def check_views(ui: LessonsParts, les: Lesson, lang: str, passed: list[str] | None, learner: str | None,
                 visible: bool = True) -> dict:
     ok = set(passed or [])
     out: dict[Any, Any] = {ui.checks_box: gr.update(visible=visible),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import secrets
-from types import SimpleNamespace
 from typing import Any, Callable
 
 import gradio as gr
@@ -21,6 +20,7 @@ from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
+from decoding_lab.ui.lessons.parts import LessonSlot, LessonsParts
 from decoding_lab.ui.lessons.strings import tr
 from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, outputs, views
 from decoding_lab.ui.common.scripts import script
@@ -29,7 +29,7 @@ from decoding_lab.ui.common.scripts import script
 LINK_JS = script("lesson_link")
 
 
-def lesson_of(ui: SimpleNamespace, lang: str, number: Any) -> Lesson:
+def lesson_of(ui: LessonsParts, lang: str, number: Any) -> Lesson:
     """The lesson numbered ``number`` (raises ``SettingsError`` for a number no lesson has)."""
     try:
         return ui.lessons[int(number)]
@@ -37,13 +37,13 @@ def lesson_of(ui: SimpleNamespace, lang: str, number: Any) -> Lesson:
         raise SettingsError(tr(lang, "no_lesson", number=number)) from None
 
 
-def relabel(ui: SimpleNamespace, lang: str, number: Any, screen: Any, done: list[str] | None, learner: str | None,
+def relabel(ui: LessonsParts, lang: str, number: Any, screen: Any, done: list[str] | None, learner: str | None,
             runs: dict | None, teacher: bool) -> dict:
     """The lesson on screen in ``lang``, with this browser's progress."""
     return views(ui, lang, number, screen, done, learner, runs, teacher)
 
 
-def state_inputs(ui: SimpleNamespace) -> list[Any]:
+def state_inputs(ui: LessonsParts) -> list[Any]:
     """What ``relabel`` reads after the language: lesson, screen, progress, learner, runs, teacher mode."""
     return [ui.current, ui.screen, ui.done, ui.learner, ui.runs, ui.teacher]
 
@@ -106,7 +106,7 @@ def kept_shape(fn: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]]
     return call
 
 
-def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJobs | None = None) -> dict[str, Any]:
+def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs | None = None) -> dict[str, Any]:
     """Tab-local events; with ``page`` (the ``gr.Blocks``) also the progress restore on page load."""
     outs = outputs(ui)
     events: dict[str, Any] = {}
@@ -158,7 +158,7 @@ def wire(ui: SimpleNamespace, lang_state: Any, page: Any = None, jobs: SessionJo
                                  concurrency_id="model")
 
     for i, slot in enumerate(ui.slots):
-        def on_check(v: dict[str, Any], i: int = i, slot: SimpleNamespace = slot) -> dict:
+        def on_check(v: dict[str, Any], i: int = i, slot: LessonSlot = slot) -> dict:
             lang, les = v["lang"], lesson_of(ui, v["lang"], v["number"])
             if i >= len(les.checks):
                 return {slot.feedback: "", ui.done: v["done"] or [], ui.progress: gr.update(), ui.picker: gr.update()}

@@ -6,59 +6,64 @@ so they survive a reload and are never shared between visitors."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import gradio as gr
 
 from decoding_lab.lessons import Lesson
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons import views as V
 from decoding_lab.ui.lessons.glossary_view import glossary_markdown
+from decoding_lab.ui.lessons.parts import LessonsParts
 from decoding_lab.ui.lessons.strings import tr
 
 PROGRESS_KEY = "decoding-lab-checks-passed"
 LEARNER_KEY = "decoding-lab-learner"
 
 
-def build(lang: str, lessons: list[Lesson]) -> SimpleNamespace:
+def build(lang: str, lessons: list[Lesson]) -> LessonsParts:
     """The tab showing the first screen of the first of ``lessons`` (at least one)."""
     first = lessons[0]
-    ui = SimpleNamespace(lessons={les.number: les for les in lessons}, order=[les.number for les in lessons],
-                         total_checks=sum(len(les.checks) for les in lessons))
-    ui.current = gr.State(first.number)      # the lesson on screen: what "Load this experiment" loads
-    ui.screen = gr.State(0)                  # its screen
-    ui.runs = gr.State({})                   # "lesson/experiment" -> the learner's run (guess and values)
-    ui.done = gr.BrowserState([], storage_key=PROGRESS_KEY)        # ids of the checks passed
-    ui.learner = gr.BrowserState("", storage_key=LEARNER_KEY)      # seeds the order of the choices
-    ui.teacher = gr.Checkbox(False, label=tr(lang, "teacher"), elem_id="teacher-mode")
-    ui.link = gr.Textbox("", visible="hidden", elem_id="lesson-link")        # "lesson=3&screen=1", for the address bar
-    ui.link_in = gr.Textbox("", visible="hidden", elem_id="lesson-link-in")  # a shared link's lesson, set on page load
+    total_checks = sum(len(les.checks) for les in lessons)
+    current = gr.State(first.number)      # the lesson on screen: what "Load this experiment" loads
+    screen = gr.State(0)                  # its screen
+    runs = gr.State({})                   # "lesson/experiment" -> the learner's run (guess and values)
+    done = gr.BrowserState([], storage_key=PROGRESS_KEY)        # ids of the checks passed
+    learner = gr.BrowserState("", storage_key=LEARNER_KEY)      # seeds the order of the choices
+    teacher = gr.Checkbox(False, label=tr(lang, "teacher"), elem_id="teacher-mode")
+    link = gr.Textbox("", visible="hidden", elem_id="lesson-link")        # "lesson=3&screen=1", for the address bar
+    link_in = gr.Textbox("", visible="hidden", elem_id="lesson-link-in")  # a shared link's lesson, set on page load
     with gr.Row(elem_id="lesson-row"):
-        with gr.Column(scale=1, min_width=260, elem_id="lesson-side") as ui.side:
-            ui.picker = gr.Radio(V.picker_choices(lessons, lang, []), value=first.number, label=tr(lang, "pick"),
-                                 elem_id="lesson-picker")
-            ui.progress = gr.Markdown(V.progress_markdown(lang, [], ui.total_checks), elem_id="lesson-progress")
-            with gr.Accordion(tr(lang, "glossary"), open=False, elem_id="lesson-glossary") as ui.glossary_box:
-                ui.glossary = gr.Markdown(glossary_markdown(lang), elem_id="lesson-glossary-text")
+        with gr.Column(scale=1, min_width=260, elem_id="lesson-side") as side:
+            picker = gr.Radio(V.picker_choices(lessons, lang, []), value=first.number, label=tr(lang, "pick"),
+                              elem_id="lesson-picker")
+            progress = gr.Markdown(V.progress_markdown(lang, [], total_checks), elem_id="lesson-progress")
+            with gr.Accordion(tr(lang, "glossary"), open=False, elem_id="lesson-glossary") as glossary_box:
+                glossary = gr.Markdown(glossary_markdown(lang), elem_id="lesson-glossary-text")
         with gr.Column(scale=3, elem_id="lesson-main"):
-            text, counter = V.screen_markdown(first, lang, 0)
-            ui.text = gr.Markdown(text, elem_id="lesson-text", latex_delimiters=[])
-            with gr.Row(visible=False, elem_id="lesson-exp", equal_height=False) as ui.exp:
+            first_text, first_counter = V.screen_markdown(first, lang, 0)
+            text = gr.Markdown(first_text, elem_id="lesson-text", latex_delimiters=[])
+            with gr.Row(visible=False, elem_id="lesson-exp", equal_height=False) as exp:
                 with gr.Column(scale=1, min_width=320):   # predict, run, and the guess beside the result
-                    ui.exp_q = gr.Markdown("", elem_id="lesson-predict")
-                    ui.guess = gr.Radio([], value=None, label=tr(lang, "your_guess"), elem_id="lesson-guess")
-                    ui.guess_number = gr.Number(None, label=tr(lang, "your_guess"), visible=False,
-                                                elem_id="lesson-guess-number")
-                    ui.run = gr.Button(tr(lang, "run"), variant="primary", elem_id="lesson-run")
-                    ui.exp_out = gr.Markdown("", elem_id="lesson-result", latex_delimiters=[])
+                    exp_q = gr.Markdown("", elem_id="lesson-predict")
+                    guess = gr.Radio([], value=None, label=tr(lang, "your_guess"), elem_id="lesson-guess")
+                    guess_number = gr.Number(None, label=tr(lang, "your_guess"), visible=False,
+                                             elem_id="lesson-guess-number")
+                    run = gr.Button(tr(lang, "run"), variant="primary", elem_id="lesson-run")
+                    exp_out = gr.Markdown("", elem_id="lesson-result", latex_delimiters=[])
                 with gr.Column(scale=1, min_width=320):   # the picture of the learner's run
-                    ui.exp_plot = gr.Plot(visible=False, show_label=False, elem_id="lesson-plot")
+                    exp_plot = gr.Plot(visible=False, show_label=False, elem_id="lesson-plot")
             with gr.Row(elem_id="teacher-pager"):
-                ui.prev = gr.Button(tr(lang, "prev"), elem_id="teacher-prev")
-                ui.counter = gr.Markdown(counter, elem_id="teacher-counter")
-                ui.next = gr.Button(tr(lang, "next"), elem_id="teacher-next")
-            ui.look = gr.Markdown(V.look_markdown(first, lang), elem_id="lesson-look")
-            ui.load = gr.Button(tr(lang, "load"), elem_id="lesson-load")
-            ui.loaded = gr.Markdown("", elem_id="lesson-loaded")
-            C.build_slots(ui)
-    return ui
+                prev_btn = gr.Button(tr(lang, "prev"), elem_id="teacher-prev")
+                counter = gr.Markdown(first_counter, elem_id="teacher-counter")
+                next_btn = gr.Button(tr(lang, "next"), elem_id="teacher-next")
+            look = gr.Markdown(V.look_markdown(first, lang), elem_id="lesson-look")
+            load = gr.Button(tr(lang, "load"), elem_id="lesson-load")
+            loaded = gr.Markdown("", elem_id="lesson-loaded")
+            checks_box, checks_head, slots = C.build_slots()
+    return LessonsParts(lessons={les.number: les for les in lessons}, order=[les.number for les in lessons],
+                        total_checks=total_checks, current=current, screen=screen, runs=runs, done=done,
+                        learner=learner, teacher=teacher, link=link, link_in=link_in, side=side, picker=picker,
+                        progress=progress, glossary_box=glossary_box, glossary=glossary, text=text, exp=exp,
+                        exp_q=exp_q, guess=guess, guess_number=guess_number, run=run, exp_out=exp_out,
+                        exp_plot=exp_plot, prev=prev_btn, counter=counter, next=next_btn, look=look, load=load,
+                        loaded=loaded, checks_box=checks_box, checks_head=checks_head, slots=slots,
+                        loaded_message=V.loaded_message)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -19,6 +17,7 @@ from decoding_lab.ui.common.i18n import norm_lang
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.figures import experiment_figure, shown
 from decoding_lab.ui.lessons.glossary_view import glossary_markdown
+from decoding_lab.ui.lessons.parts import LessonsParts
 from decoding_lab.ui.lessons.strings import tr
 
 
@@ -120,7 +119,7 @@ def texts_block(exp: Experiment, run: dict[str, Any], lang: str, lg: str) -> str
     return f"<details><summary>{tr(lang, 'texts')}</summary>\n\n{''.join(parts)}\n\n</details>\n\n"
 
 
-def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, runs: dict | None,
+def experiment_views(ui: LessonsParts, les: Lesson, lang: str, screen: int, runs: dict | None,
                      teacher: bool) -> dict:
     """The experiment block of ``screen``: hidden when the screen has none; with its run if there is one."""
     exp = les.experiment_on(screen)
@@ -145,14 +144,14 @@ def experiment_views(ui: SimpleNamespace, les: Lesson, lang: str, screen: int, r
 
 
 # ----------------------------------------------------------------------------- everything at once
-def outputs(ui: SimpleNamespace) -> list[Any]:
+def outputs(ui: LessonsParts) -> list[Any]:
     """Every component ``views`` writes, in the order of the tab's events' outputs."""
     return [ui.picker, ui.progress, ui.glossary_box, ui.glossary, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
             ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.link,
             *C.outputs(ui)]
 
 
-def views(ui: SimpleNamespace, lang: str, number: Any, screen: Any, passed: list[str] | None,
+def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[str] | None,
           learner: str | None = "", runs: dict | None = None, teacher: bool = False) -> dict:
     """Everything the tab shows for one lesson and screen, in one language (an unknown number shows
     the first lesson). In teacher mode the list, progress, pointers, set-up button and checks hide;

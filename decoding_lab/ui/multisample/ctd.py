@@ -10,7 +10,6 @@ laid out by ``layout.ctd_section``; ``updates`` fills them."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Mapping
 
 import gradio as gr
@@ -20,6 +19,7 @@ import plotly.graph_objects as go
 
 from decoding_lab.experiments import ctd_report as R
 from decoding_lab.stages import SettingsError
+from decoding_lab.ui.multisample.parts import CtdParts
 from decoding_lab.ui.multisample.strings import tr_ctd as tr
 
 KS = (1, 2, 4, 8, 16)
@@ -110,12 +110,12 @@ def content(sweep_path: Path | None, sweep: Mapping[str, Any] | None, lang: str 
 
 
 # --------------------------------------------------------------------------- updates
-def updates(ui: SimpleNamespace, c: dict[str, Any], lang: str) -> dict:
+def updates(ui: CtdParts, c: dict[str, Any], lang: str) -> dict:
     """Values for the section; a sweep file without a CTD result hides the empty plots and table."""
     return {ui.text: c["text"], ui.fit: gr.update(value=c["fit"], visible=c["fit"] is not None),
             ui.compare: gr.update(value=c["compare"], visible=c["compare"] is not None),
             ui.table: gr.update(value=c["table"], label=tr(lang, "table"), visible=c["table"] is not None)}
 
 
-def outputs(ui: SimpleNamespace) -> list[Any]:
+def outputs(ui: CtdParts) -> list[Any]:
     return [ui.text, ui.fit, ui.compare, ui.table]

@@ -5,7 +5,6 @@ a lesson's preset. The sweep part runs no model; the tilt section's events live 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -16,6 +15,7 @@ from decoding_lab.ui.common.errors import guarded, warn
 from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.multisample import ctd, tilt, tilt_views
 from decoding_lab.ui.multisample.data import bad_file, file_names
+from decoding_lab.ui.multisample.parts import MultisampleParts
 from decoding_lab.ui.multisample.views import content
 
 #: The API parameters of ``multisample_show`` (after the invisible language state).
@@ -51,13 +51,13 @@ class ShowRequest:
         return {"file": self.file, "k": self.k, "metric": self.metric, "truncation": self.truncation}
 
 
-def sweep_outputs(ui: SimpleNamespace) -> list[Any]:
+def sweep_outputs(ui: MultisampleParts) -> list[Any]:
     """What showing a view writes (the order is the API's: status … file, then the CTD section)."""
     return [ui.status, ui.passk, ui.best, ui.best_text, ui.heatmap, ui.table, ui.command, ui.csv, ui.json,
             ui.k, ui.trunc, ui.file, ui.view, *ctd.outputs(ui.ctd)]
 
 
-def render(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None) -> dict:
+def render(ui: MultisampleParts, lang: str, view: dict[str, Any] | None) -> dict:
     """Component -> value/update for ``view`` in ``lang`` (the API's outputs: the table, command and
     downloads come as updates, as they always have)."""
     c = content(lang, view)
@@ -71,13 +71,13 @@ def render(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None) -> dict:
             ui.view: c["view"]}
 
 
-def relabel_views(ui: SimpleNamespace) -> list[Any]:
+def relabel_views(ui: MultisampleParts) -> list[Any]:
     """Everything ``relabel`` writes (the static labels come back through ``Labels``)."""
     return [ui.status, ui.passk, ui.best, ui.best_text, ui.heatmap, ui.table, ui.command, ui.csv, ui.json,
             *ctd.outputs(ui.ctd), *tilt_views.outputs(ui.tilt)]
 
 
-def relabel(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None = None, tilt_last: dict | None = None) -> dict:
+def relabel(ui: MultisampleParts, lang: str, view: dict[str, Any] | None = None, tilt_last: dict | None = None) -> dict:
     """Redraw the figures, tables and texts in ``lang`` for the session's ``view`` and last tilted runs."""
     try:
         out = render(ui, lang, view)
@@ -95,7 +95,7 @@ def relabel(ui: SimpleNamespace, lang: str, view: dict[str, Any] | None = None, 
     return out
 
 
-def fill(ui: SimpleNamespace, preset: dict[str, Any], lang: str = "en") -> dict:
+def fill(ui: MultisampleParts, preset: dict[str, Any], lang: str = "en") -> dict:
     """A lesson's preset: the sweep and CTD parts show the shipped results; a ``tilt`` table sets up
     the live tilt demo (raises ``SettingsError`` for an unknown or bad tilt setting)."""
     if preset.get("tilt"):
@@ -103,7 +103,7 @@ def fill(ui: SimpleNamespace, preset: dict[str, Any], lang: str = "en") -> dict:
     return {}
 
 
-def link_restore(ui: SimpleNamespace, values: dict[str, Any], lang: str) -> dict:
+def link_restore(ui: MultisampleParts, values: dict[str, Any], lang: str) -> dict:
     """A shared link's sweep view drawn (the dropdowns alone redraw only when a person picks):
     the link's file, k, metric and truncation over the controls' defaults."""
     picked = {k: values[k] for k in ("file", "k", "metric", "trunc") if k in values}
@@ -120,7 +120,7 @@ def link_restore(ui: SimpleNamespace, values: dict[str, Any], lang: str) -> dict
     return render(ui, req.lang, req.view())
 
 
-def wire(ui: SimpleNamespace, lang_state: Any, jobs: Any = None) -> dict[str, Any]:
+def wire(ui: MultisampleParts, lang_state: Any, jobs: Any = None) -> dict[str, Any]:
     """The dropdowns redraw the sweep; the tilt section wires its own events. Returns the events."""
     @guarded
     def on_show(values: dict[str, Any]) -> dict:

@@ -13,7 +13,6 @@ value, so the request goes through ``common.stops.StopRequests``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any, Iterator
 
 from decoding_lab.experiments import tilt_run as TR
@@ -26,6 +25,7 @@ from decoding_lab.ui.common.stops import StopRequests
 from decoding_lab.ui.common.tab import inputs_of
 from decoding_lab.ui.common.validate import validator, watch
 from decoding_lab.ui.multisample import tilt_views
+from decoding_lab.ui.multisample.parts import TiltParts
 from decoding_lab.ui.multisample.strings import tr_tilt as tr
 
 TASK = "addition"
@@ -75,7 +75,7 @@ class TiltRequest:
         return index
 
 
-def fill(ui: SimpleNamespace, values: dict[str, Any]) -> dict:
+def fill(ui: TiltParts, values: dict[str, Any]) -> dict:
     """Control updates for a lesson's ``tilt`` preset (unknown keys are refused by name)."""
     unknown = set(values) - set(KEYS)
     if unknown:
@@ -85,12 +85,12 @@ def fill(ui: SimpleNamespace, values: dict[str, Any]) -> dict:
 
 
 # --------------------------------------------------------------------------- events
-def views(ui: SimpleNamespace, lang: str, last: dict | None, status: str | None = None) -> dict:
+def views(ui: TiltParts, lang: str, last: dict | None, status: str | None = None) -> dict:
     """The section's views for the last pair of runs, in ``lang``."""
     return tilt_views.updates(ui, lang, tilt_views.render(lang, last, status, eta=DEFAULTS["eta"]))
 
 
-def relabel(ui: SimpleNamespace, lang: str, last: dict | None) -> dict:
+def relabel(ui: TiltParts, lang: str, last: dict | None) -> dict:
     """Redraw the last runs in ``lang`` (the controls' labels come back through ``Labels``)."""
     return views(ui, lang, last)
 
@@ -100,7 +100,7 @@ def field_check(key: str) -> Any:
     return lambda value, _values: config_from({**DEFAULTS, key: value})
 
 
-def wire(ui: SimpleNamespace, lang_state: Any, jobs: SessionJobs | None = None) -> dict[str, Any]:
+def wire(ui: TiltParts, lang_state: Any, jobs: SessionJobs | None = None) -> dict[str, Any]:
     """Run, Stop and the two "try" buttons; returns the events the page may chain."""
     stops = StopRequests()
     # each setting checked beside its control as it is typed (``common.validate``)

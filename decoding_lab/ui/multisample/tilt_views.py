@@ -5,7 +5,6 @@ per step, the per-step table and the summary. No model runs here; ``tilt`` runs 
 from __future__ import annotations
 
 import html
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -13,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from decoding_lab.experiments import tilt_run as TR
+from decoding_lab.ui.multisample.parts import TiltParts
 from decoding_lab.ui.multisample.strings import tr_tilt as tr
 
 
@@ -122,11 +122,11 @@ def render(lang: str, last: dict | None, status: str | None = None, eta: float =
             "table": steps_table(lang, tilted)}
 
 
-def updates(ui: SimpleNamespace, lang: str, parts: dict[str, Any]) -> dict:
+def updates(ui: TiltParts, lang: str, parts: dict[str, Any]) -> dict:
     """Component -> value for the section's views (``parts`` from ``render``)."""
     return {ui.texts: parts["texts"], ui.summary: parts["summary"], ui.plot: parts["plot"],
             ui.table: gr.update(value=parts["table"], label=tr(lang, "table"))}
 
 
-def outputs(ui: SimpleNamespace) -> list[Any]:
+def outputs(ui: TiltParts) -> list[Any]:
     return [ui.texts, ui.summary, ui.plot, ui.table]
