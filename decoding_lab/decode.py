@@ -49,9 +49,13 @@ from typing import Any, Sequence
 
 import torch
 
-from decoding_lab.backends.base import Cache
+from decoding_lab.backends.base import Backend, Cache, LanguageModel
 from decoding_lab.chain import DeadEndError, apply_stages, select_greedy, select_sample
 from decoding_lab.stages import History, Stage
+
+#: What the forward helpers take: a model (``lm.forward`` goes to its backend) or a backend itself
+#: (the Temperature 0 paths run a bfloat16 copy's backend directly).
+Forwards = LanguageModel | Backend
 
 __all__ = ["Row", "Chain", "Decoder", "run", "prefill", "forward_next", "forward_more", "forward_fresh", "recompute",
            "row_entropies",
@@ -59,13 +63,13 @@ __all__ = ["Row", "Chain", "Decoder", "run", "prefill", "forward_next", "forward
 
 
 # ---------------------------------------------------------------------------- the forward helpers
-def run(lm: Any, cache: Cache, ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def run(lm: Forwards, cache: Cache, ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
     """``ids`` ``[rows, n]`` through ``cache`` (extended in place): the logits after the last position,
     ``[rows, vocab]``. ``lm`` is a model or a backend. Every forward of the lab goes through here."""
     return lm.forward(ids, cache, attention_mask) if attention_mask is not None else lm.forward(ids, cache)
 
 
-def prefill(lm: Any, prompt_ids: list[int], rows: int) -> tuple[Cache, torch.Tensor]:
+def prefill(lm: Forwards, prompt_ids: list[int], rows: int) -> tuple[Cache, torch.Tensor]:
     """Run the prompt once (batch 1), then repeat the cache and the logits to ``rows`` rows:
     n samples or n beams share one prefill instead of paying for n. ``lm`` is a model or a backend."""
     cache = lm.new_cache()
@@ -76,18 +80,18 @@ def prefill(lm: Any, prompt_ids: list[int], rows: int) -> tuple[Cache, torch.Ten
     return cache, logits
 
 
-def forward_next(lm: Any, cache: Cache, last_tokens: Sequence[int]) -> torch.Tensor:
+def forward_next(lm: Forwards, cache: Cache, last_tokens: Sequence[int]) -> torch.Tensor:
     """One new position for each row of ``cache`` (its last chosen token), read from the cache:
     the logits ``[rows, vocab]`` of the next step."""
     return run(lm, cache, torch.tensor([[int(t)] for t in last_tokens]))
 
 
-def forward_more(lm: Any, cache: Cache, ids: Sequence[int]) -> torch.Tensor:
+def forward_more(lm: Forwards, cache: Cache, ids: Sequence[int]) -> torch.Tensor:
     """Extend a one-row cache by several tokens (a rebuilt cache, a restored branch): ``[1, vocab]``."""
     return run(lm, cache, torch.tensor([list(ids)]))
 
 
-def forward_fresh(lm: Any, ids: Sequence[int]) -> tuple[Cache, torch.Tensor]:
+def forward_fresh(lm: Forwards, ids: Sequence[int]) -> tuple[Cache, torch.Tensor]:
     """A new cache holding ``ids`` (one row), and the logits after them ``[1, vocab]``."""
     cache = lm.new_cache()
     return cache, run(lm, cache, torch.tensor([list(ids)]))
@@ -148,7 +152,7 @@ class Decoder:
     one length are stacked (``sample_batch``). ``eos`` ends a row at that token (kept as its last);
     ``max_new_tokens`` at that length."""
 
-    def __init__(self, lm: Any, rows: list[Row], chains: list[Chain], max_new_tokens: int, eos: set[int],
+    def __init__(self, lm: Forwards, rows: list[Row], chains: list[Chain], max_new_tokens: int, eos: set[int],
                  generators: Sequence[torch.Generator] = ()) -> None:
         self.lm, self.rows, self.chains = lm, rows, chains
         self.generators = list(generators)
