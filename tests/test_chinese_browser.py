@@ -83,8 +83,9 @@ PLOT_WORDS = """Array.from(document.querySelectorAll('#tab-TAB .js-plotly-plot')
   return [((l.title || {}).text || ''), ax(l.xaxis), ax(l.yaxis), ax(l.xaxis2), ax(l.yaxis2)].concat(
     (p.data || []).flatMap(d => [d.name || '', d.hovertemplate || ''].concat([].concat(d.hovertext || []))));
 }).join(' | ')"""
-#: The model's own output on each tab (texts it generated), left out of the scan.
-MODEL_TEXT = ".cmp-text, .det-text, .gen-tok, #beam-table, .js-plotly-plot"   # model text; beam rows; charts (below)
+#: The model's own output on each tab, left out of the scan: texts it generated (a status line quotes
+#: them in a code span, ``common.markdown.code_span``), beam rows, charts (read below).
+MODEL_TEXT = ".cmp-text, .det-text, .gen-tok, #beam-table, .js-plotly-plot, code"
 
 
 @pytest.mark.parametrize("tab,run,done", [

@@ -9,7 +9,7 @@ in what their log-probabilities report (``--logprobs-mode``, a server-wide switc
 * ``processed_logprobs``: the log-probabilities vLLM's sampler drew from, after its penalties,
   temperature, min-p, top-k and top-p (a removed token reads -9999).
 
-Each case asks both servers for the same few tokens with one seed and the whole vocabulary's
+Each case asks both servers for the same one or two tokens with one seed and the whole vocabulary's
 log-probabilities at every position (``logprobs: -1``, token ids as keys). Both draw the same
 tokens (the same engine on the same numbers); at every position, our chain under the ``vllm``
 preset, run on the raw server's logits with the prompt and the tokens drawn so far as its
@@ -81,18 +81,18 @@ def ask(url: str, ids: list[int], sampling: dict, n: int, vocab: int) -> tuple[l
 
 
 PROMPTS = {"list": ("Write a list of fruits: apple, banana, apple,", True), "france": ("The capital of France is", False)}
-#: (prompt, settings): the truncations on both prompts; the penalties where the prompt repeats itself
-#: (a chat prompt whose list the answer goes on repeating). Two positions each: the first with the
-#: prompt alone in the history, the second with one drawn token (vLLM's output-only penalties).
-CASES = [(prompt, case) for prompt in PROMPTS for case in (
+#: (prompt, settings, positions): the truncations on both prompts, at the first position (they read no
+#: history); the penalties where the prompt repeats itself (a chat prompt whose list the answer goes on
+#: repeating), at two: the prompt alone in the history, then with one drawn token (vLLM's presence and
+#: frequency penalties count the output only).
+CASES = [(prompt, case, 1) for prompt in PROMPTS for case in (
     dict(temperature=0.7),
     dict(temperature=1.3, top_k=20),
     dict(temperature=0.8, top_p=0.9),
     dict(temperature=1.0, min_p=0.05),
     dict(temperature=0.9, top_k=40, top_p=0.95, min_p=0.05),
     dict(temperature=0.5, top_p=0.5, min_p=0.1),
-)] + [("list", case) for case in (
-    dict(temperature=1.0, top_k=1),
+)] + [("list", dict(temperature=1.0, top_k=1), 1)] + [("list", case, 2) for case in (
     dict(temperature=1.0, repetition_penalty=1.3),
     dict(temperature=1.0, presence_penalty=1.0),
     dict(temperature=1.0, frequency_penalty=1.5),
@@ -128,10 +128,10 @@ def _compare(lm, servers, ids: list[int], ours: dict, theirs: dict, n: int = 2) 
     return worst
 
 
-@pytest.mark.parametrize("prompt,case", CASES,
-                         ids=[f"{p}-" + ",".join(f"{k}={v}" for k, v in c.items()) for p, c in CASES])
-def test_the_vllm_preset_keeps_what_vllm_keeps(servers, lm, prompt, case):
-    _compare(lm, servers, lm.encode_prompt(*PROMPTS[prompt]), case, case)
+@pytest.mark.parametrize("prompt,case,positions", CASES,
+                         ids=[f"{p}-" + ",".join(f"{k}={v}" for k, v in c.items()) for p, c, _ in CASES])
+def test_the_vllm_preset_keeps_what_vllm_keeps(servers, lm, prompt, case, positions):
+    _compare(lm, servers, lm.encode_prompt(*PROMPTS[prompt]), case, case, n=positions)
 
 
 def test_logit_bias_bans_and_lifts_as_vllm_does(servers, lm):
@@ -139,7 +139,7 @@ def test_logit_bias_bans_and_lifts_as_vllm_does(servers, lm):
     paris = int(torch.argmax(_raw_first(servers, lm, ids)))
     bias = {paris: -100.0, 1014: 5.0}     # ban the best token, lift an unlikely one
     _compare(lm, servers, ids, dict(temperature=1.0, top_k=30, logit_bias=tuple(bias.items())),
-             dict(temperature=1.0, top_k=30, logit_bias={str(k): v for k, v in bias.items()}))
+             dict(temperature=1.0, top_k=30, logit_bias={str(k): v for k, v in bias.items()}), n=1)
 
 
 def test_the_min_p_and_top_p_edges(servers, lm):
