@@ -168,7 +168,7 @@ class Decoder:
     def _prefill(self) -> None:
         groups: list[tuple[list[int], int]] = []       # (prompt, how many consecutive rows start from it)
         for r in self.rows:
-            if groups and groups[-1][0] is r.prompt or (groups and groups[-1][0] == r.prompt):
+            if groups and groups[-1][0] == r.prompt:
                 groups[-1] = (groups[-1][0], groups[-1][1] + 1)
             else:
                 groups.append((r.prompt, 1))

@@ -92,10 +92,11 @@ def _run(lm: LanguageModel, prompt_ids: list[int], columns: list[tuple[str, Samp
     yield None  # the arguments are valid: primed() stops here, before any model work
 
     # the decode core: one row per column, each with a chain (and a generator) of its own
-    rows = [Row(prompt=prompt, chain=i, draw=i if c.generator is not None else None) for i, c in enumerate(columns_)]
+    generators = [c.generator for c in columns_ if c.generator is not None]   # the sampling columns'
+    rows = [Row(prompt=prompt, chain=i, draw=generators.index(c.generator) if c.generator is not None else None)
+            for i, c in enumerate(columns_)]
     chains = [Chain(c.stages, greedy=c.generator is None, label=str(i + 1),
                     dead_end="the stages left no token for column {label}") for i, c in enumerate(columns_)]
-    generators = [c.generator if c.generator is not None else torch.Generator() for c in columns_]
     decoder = Decoder(lm, rows, chains, max_new_tokens, eos, generators)
     stopped: set[int] = set()   # the columns a caller's stop ended
 
