@@ -212,6 +212,19 @@ def _presence(smollm, gemma):
     assert top_prob(t, " a", "p_final") == pytest.approx(0.97, abs=0.02)
 
 
+@check("presence-counts-prompt-in-llamacpp")
+def _presence_llamacpp(smollm, gemma):
+    """llama-server's penalty window (64 tokens) holds the prompt, so the presence penalty hits ' a'."""
+    from decoding_lab.engines import ENGINES
+    rules = ENGINES["llama.cpp"]
+    assert rules.penalty_window == 64 and rules.presence_prompt and rules.repetition_prompt
+    s = Stepper.from_prompt(smollm, CODE, False,
+                            SamplingSettings(temperature=0.0, presence_penalty=2.0, order="llama.cpp"), top_n=5)
+    t = s.step()
+    assert t.stages[0].name == "presence-penalty" and t.stages[0].shift > 0
+    assert top_prob(t, " a", "p_final") == pytest.approx(0.81, abs=0.01)
+
+
 
 
 DOG = "Write a long story about a dog named Max."
