@@ -484,6 +484,30 @@ def _ctd_bins(smollm, gemma):
     assert bins[0]["rate"] == pytest.approx(0.04) and bins[-1]["rate"] == pytest.approx(0.44)
 
 
+@check("ctd-sequence-tilt")
+def _ctd_sequence_tilt(smollm, gemma):
+    """The fitted power p^(1 + a) on whole answers, recomputed from the shipped sweep: the spread of
+    log p between the eighths, the weight it gives them, the calibration samples re-weighted by p^a;
+    per-token T = 1 and T = 0.3 from the shipped CTD file."""
+    R, ctd = _ctd()
+    a = ctd["fit"]["slope"]
+    assert a == pytest.approx(0.0206, abs=0.00005)
+    x, y = R.calibration_samples(_sweep(), ctd["calibration_problems"])
+    assert len(x) == 400 and sum(y) / len(y) == pytest.approx(0.195)
+    bins = R.binned_rates(x, [float(v) for v in y], bins=8)
+    span = bins[-1]["x"] - bins[0]["x"]
+    assert span == pytest.approx(127, abs=0.6) and math.exp(a * span) == pytest.approx(14, abs=0.5)
+    top = max(x)
+    w = [math.exp(a * (v - top)) for v in x]                 # importance weights for q ∝ p^(1 + a)
+    assert sum(wi * yi for wi, yi in zip(w, y)) / sum(w) == pytest.approx(0.30, abs=0.005)
+    assert ctd["heldout_pass_at_k"]["1"][0] == pytest.approx(0.22, abs=0.005)
+    assert {r["k"]: r for r in ctd["rows"]}[1]["ctd"] == pytest.approx(0.23, abs=0.005)
+    assert ctd["calibration_pass_at_k"]["0.3"][0] == pytest.approx(0.58, abs=0.005)
+    cold = [v for o in _cell(_sweep(), 0.3)["outcomes"] if o["index"] in set(ctd["calibration_problems"])
+            for v in o["logprobs"]]
+    assert len(cold) == 400 and sum(cold) / len(cold) > bins[-1]["x"]
+
+
 def _tilt(smollm, **kw):
     from decoding_lab.tasks.sets import get_task
     from decoding_lab.experiments.tilt_run import TiltConfig, run_tilted
