@@ -626,6 +626,23 @@ def _ops_cost(smollm, gemma):
         assert us["top-k 40"] <= us["min-p 0.05"], us
 
 
+@check("ops-growth-with-vocab")
+def _ops_growth(smollm, gemma):
+    """How each op's time grows from the small to the large vocabulary, in the shipped bench run."""
+    rows = json.loads(BENCH_FILE.read_text())["sampling_ops"]
+    us = {(r["vocab"], r["op"]): r["us_min"] for r in rows}
+    grow = {op: (us[262144, op] - us[49152, op], us[262144, op] / us[49152, op])
+            for op in ("top-p 0.95 (sort)", "min-p 0.05", "top-k 40")}
+    assert 262144 / 49152 == pytest.approx(5.3, abs=0.05)
+    assert grow["top-p 0.95 (sort)"][0] / 1000 == pytest.approx(21, abs=0.5)
+    assert grow["top-p 0.95 (sort)"][1] == pytest.approx(6.1, abs=0.05)
+    assert grow["min-p 0.05"][0] / 1000 == pytest.approx(1.4, abs=0.05)
+    assert grow["min-p 0.05"][1] == pytest.approx(5.9, abs=0.06)
+    assert grow["top-k 40"][0] < 1000 and grow["top-k 40"][0] == min(d for d, _ in grow.values())
+    for v in (49152, 262144):
+        assert us[v, "top-p 0.95 (sort)"] / us[v, "min-p 0.05"] == pytest.approx(15, abs=1)
+
+
 @check("mask-cost-ratio")
 def _mask_cost(smollm, gemma):
     r = json.loads(BENCH_FILE.read_text())["grammar"]
