@@ -90,6 +90,14 @@ def _ratio_law(smollm, gemma):
         assert (pT[i] / pT[j]).item() == pytest.approx(((p1[i] / p1[j]) ** (1 / T)).item(), rel=1e-9)
 
 
+@check("float32-underflow-low-T")
+def _float32_underflow(smollm, gemma):
+    z = torch.tensor([0.0, -11.0])
+    assert math.exp(-110) < torch.finfo(torch.float32).smallest_normal * 2 ** -23   # below the least subnormal
+    assert torch.softmax(z / 0.1, dim=-1)[1].item() == 0.0
+    assert torch.softmax(z.double() / 0.1, dim=-1)[1].item() > 0.0
+
+
 @check("tempered-spread-differs")
 def _spread(smollm, gemma):
     """The tempered logit variance (the numerator of dH/dT) and the entropy at T = 0.7 on both models."""
