@@ -92,10 +92,28 @@ def test_idle_session_state_is_dropped_and_freed(app):
 
 
 @pytest.mark.real
-def test_one_tab_runs_one_model_job_at_a_time(app):
+def test_one_tab_runs_one_model_job_at_a_time(app, monkeypatch):
+    """A Play holds its tab's model slot: a second job of the tab is refused, another tab is served,
+    and after Stop the tab steps on. The Play's steps after its first two wait for the test (the app
+    runs in this process), so it cannot reach its 1,024-token end first on a slow machine."""
+    import threading
+
+    from decoding_lab.stepper import Stepper
     _, url = app
     client = Client(url, verbose=False)
     story = "Tell me a very long story about a lighthouse."
+    story_ids = None
+    release = threading.Event()
+    real_step = Stepper.step
+
+    def held_step(self, *args, **kwargs):
+        if self.prompt_ids == story_ids and len(self.traces) >= 2:
+            release.wait(120)
+        return real_step(self, *args, **kwargs)
+
+    from decoding_lab.models import get_model
+    story_ids = get_model("smollm2-135m-instruct").encode_prompt(story, True)
+    monkeypatch.setattr(Stepper, "step", held_step)
     job = client.submit(**explorer_args(prompt=story), api_name="/explorer_play")
     deadline = time.monotonic() + 60
     while not job.outputs() and time.monotonic() < deadline:  # playing: the job holds its slot
@@ -105,7 +123,10 @@ def test_one_tab_runs_one_model_job_at_a_time(app):
         client.predict(prompt="Say hi.", ncols=2, max_new_tokens=4, api_name="/compare_run")
     other = Client(url, verbose=False)  # another tab is served meanwhile
     assert len(step(other)["table"]["data"]) == 1
-    job.cancel()  # Stop: the stream is closed and its slot released
+    assert not job.done(), "the Play ended before Stop"
+    monkeypatch.setattr(Stepper, "step", real_step)
+    release.set()   # the held step goes on (a cancel waits for the step it is in) ...
+    job.cancel()    # ... and Stop closes the stream and releases the slot, a few steps later at most
     deadline = time.monotonic() + 30
     while True:
         try:
