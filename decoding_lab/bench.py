@@ -153,7 +153,7 @@ def temperature_zero(lm: LanguageModel, tokens: int = 40) -> list[dict[str, Any]
     """The Temperature 0 tab's run: every numerical path, greedy, on its default question
     (which ends in a few tokens) and on a story prompt that runs the full 40; seconds per path
     and in all (target: 30 s on these 2-core machines)."""
-    from decoding_lab.determinism import VARIANTS, iter_variants
+    from decoding_lab.determinism import LOCAL_VARIANTS as VARIANTS, iter_variants
     from decoding_lab.models import BUNDLED
     variants = VARIANTS if lm.name in BUNDLED else tuple(v for v in VARIANTS if "llama.cpp" not in v)
     out = []

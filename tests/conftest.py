@@ -54,6 +54,24 @@ def gemma():
     return get_model("gemma-3-270m")
 
 
+@pytest.fixture(scope="session")
+def vllm_servers():
+    """(processed, raw) base URLs of two vLLM servers on 127.0.0.1 with the bundled SmolLM2, alike but
+    for what their log-probabilities report (``conftest_app.loopback_vllm``): ``processed_logprobs``
+    and ``raw_logits``. They start at once (about a minute) and serve the whole run: every test that
+    asks for them is put in one xdist group (``lanes.py``), so one process starts them once."""
+    import contextlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conftest_app import loopback_vllm
+    with contextlib.ExitStack() as stack, ThreadPoolExecutor(2) as pool:
+        managers = [loopback_vllm("processed_logprobs"), loopback_vllm("raw_logits")]
+        urls = list(pool.map(lambda m: m.__enter__(), managers))
+        for m in managers:
+            stack.push(m.__exit__)
+        yield tuple(urls)
+
+
 # ----------------------------------------------------------------------------- the app, a client, a browser
 # One app and one Chromium for the whole run (the app lane): starting either costs seconds, and
 # gradio already keeps every visitor's state per session, so each test isolates itself by opening

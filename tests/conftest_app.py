@@ -268,12 +268,20 @@ def loopback_vllm(logprobs_mode: str) -> Iterator[str]:
     port = _free_port()
     cmd = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(cache / "smollm2-135m-instruct"),
            "--served-model-name", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
-           "--max-model-len", "2048", "--max-logprobs", "-1", "--enforce-eager", "--logprobs-mode", logprobs_mode,
-           "--disable-log-stats"]
+           "--max-model-len", "2048", "--max-logprobs", "-1", "--enforce-eager", "--logprobs-mode", logprobs_mode]
+    # (its stats stay on: /metrics then reports how many requests run in one batch)
     env = {"VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
            "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     with _serve(cmd, port, "/health", f"vLLM ({logprobs_mode})", env=env, ready_s=VLLM_READY_S) as url:
         yield url
+
+
+def vllm_endpoints(url: str) -> str:
+    """``DECODING_LAB_ENDPOINTS`` for the raw-logits vLLM server: ``vllm``, exact stepping."""
+    import json
+    return json.dumps([{"name": "vllm", "base_url": url, "model": "smollm2", "api": "openai",
+                        "tokenizer": "smollm2-135m-instruct", "raw_logits": True, "top_n": 20, "timeout_s": 120,
+                        "retries": 0}])
 
 
 def llama_server_endpoints(url: str) -> str:

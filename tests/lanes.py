@@ -24,7 +24,9 @@ import pytest
 
 LANES = ("fast", "model", "app")
 APP_FIXTURES = frozenset({"app_url", "client", "browser", "page", "app"})
-MODEL_FIXTURES = frozenset({"smollm", "gemma"})
+MODEL_FIXTURES = frozenset({"smollm", "gemma", "vllm_servers"})
+#: Session fixtures so costly that every test using one shares one xdist group (one process starts it).
+SHARED_GROUPS = {"vllm_servers": "vllm"}
 
 
 def lane_of(item: pytest.Item) -> str:
@@ -55,14 +57,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Run by pytest-xdist with ``--dist loadgroup`` (``make test``'s two processes), each test file
     is one group, so its module fixtures (a live server, a module's own app or tab) start once,
-    in the process that takes it; the app lane's files go out first, as they are the longest.
+    in the process that takes it; the app lane's files go out first, as they are the longest. The
+    tests that use one of ``SHARED_GROUPS``' session fixtures (the vLLM servers) are one group
+    whatever their file, so the servers start once.
     Each process then starts the shared app and Chromium at most once (session fixtures)."""
     lanes = {item.nodeid: lane_of(item) for item in items}
     distributed = bool(getattr(config.option, "numprocesses", 0)) and getattr(config.option, "dist", "no") != "no"
     for item in items:
         item.add_marker(getattr(pytest.mark, lanes[item.nodeid]))
         if distributed:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+            names = set(getattr(item, "fixturenames", ()))
+            shared = next((group for fixture, group in SHARED_GROUPS.items() if fixture in names), None)
+            item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.split("::")[0]))
     order = ("app", "model", "fast") if distributed else LANES
     items.sort(key=lambda item: order.index(lanes[item.nodeid]))
 

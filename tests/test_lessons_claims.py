@@ -23,6 +23,10 @@ pytestmark = pytest.mark.real
 
 LESSONS = {lesson.slug: lesson for lesson in load_lessons()}
 CHECKS: dict[str, Callable] = {}
+#: Claims about a live server, checked by the test that starts it (module::test).
+CHECKED_BY_A_SERVER_TEST = {
+    "vllm-batch-same-answer": "test_vllm::test_a_temperature_0_answer_beside_other_requests_on_vllm",
+}
 
 
 def check(claim_id: str):

@@ -44,6 +44,8 @@ class Caps:
     #                               ``generate``, a bfloat16 copy and the no-cache paths are available
     bfloat16: bool = False        # the weights may be run in bfloat16 (a CUDA device)
     cuda: bool = False            # the forward runs on a CUDA GPU
+    shared: bool = False          # the engine serves other clients too: their requests may share the batch
+    #                               of ours (``Backend.continue_greedily`` adds such requests on purpose)
 
 
 @runtime_checkable

@@ -52,7 +52,7 @@ from decoding_lab.params import PARAMS
 from decoding_lab.remote.agreement import engine_agreement
 from decoding_lab.remote.client import Client
 from decoding_lab.remote.config import PREFIX, Endpoint, endpoint as find_endpoint, endpoints
-from decoding_lab.remote.payloads import build_request, check_vocabulary, sampling_from_settings
+from decoding_lab.remote.payloads import build_request, check_vocabulary, continuation_request, sampling_from_settings
 from decoding_lab.remote.shapes import TopN, parse, resolve_texts, text_index
 
 __all__ = ["RemoteBackend", "RemoteCache", "RemoteReport", "fill_logits", "load", "PREFIX", "WHOLE_SAMPLE_APIS"]
@@ -80,6 +80,7 @@ class RemoteReport:
     exact: tuple[str, ...] = ()       # what is exact and what is a bound, in words
     inexact: tuple[str, ...] = ()     # stages the settings turn on that a top-N report cannot redo exactly
     seconds: float = 0.0
+    raw_logits: bool = False          # the server reported every token's raw logit (nothing was filled in)
 
 
 def fill_logits(ids: tuple[int, ...], logprobs: tuple[float, ...], vocab: int) -> tuple[torch.Tensor, float, float]:
@@ -122,7 +123,7 @@ class RemoteBackend:
         self._index: dict[str, list[int]] | None = None
         self.vocabulary_check = "unchecked"  # set by load: did the server tokenise a test sentence as we do?
         self.caps = Caps(batch=False, exact_logits=ep.raw_logits, engine_picks=True,
-                         whole_samples=ep.api in WHOLE_SAMPLE_APIS)
+                         whole_samples=ep.api in WHOLE_SAMPLE_APIS, shared=True)
 
     def new_cache(self) -> "RemoteCache":
         return RemoteCache(self)
@@ -164,6 +165,13 @@ class RemoteBackend:
             del cache.tokens[before:]  # a failed step leaves the cache as it was
             raise
         return logits.view(1, -1)
+
+    def continue_greedily(self, ids: list[int], tokens: int) -> None:
+        """Ask the server for ``tokens`` greedy tokens after ``ids`` and drop the answer: another
+        client's request, to share the server's batch with ours (``determinism``'s served paths)."""
+        text = None if self.endpoint.prompt_ids else self.twin.decode(ids)
+        path, payload = continuation_request(self.endpoint, ids, tokens, text, self.n_vocab)
+        self.client.post(path, payload)
 
     def _ask(self, cache: "RemoteCache") -> torch.Tensor:
         ep, t0 = self.endpoint, time.perf_counter()
@@ -239,7 +247,7 @@ class RemoteBackend:
         cache.last_report = RemoteReport(
             ids=tuple(best.indices.tolist()), logprobs=tuple(best.values.tolist()), tail_mass=0.0,
             fill_logprob=-math.inf, chosen_id=top.chosen_id, n_vocab=self.n_vocab, exact=tuple(notes),
-            seconds=seconds)
+            seconds=seconds, raw_logits=True)
         return logits
 
 

@@ -138,6 +138,29 @@ def build_request(ep: Endpoint, ids: list[int], sampling: dict[str, Any] | None,
     raise ModelError(f"endpoint {ep.name!r}: unknown api {ep.api!r}")
 
 
+def continuation_request(ep: Endpoint, ids: list[int], tokens: int, text: str | None = None,
+                         n_vocab: int = 1 << 20) -> tuple[str, dict[str, Any]]:
+    """(path, JSON body) asking ``ep`` for ``tokens`` greedy tokens after ``ids``, with no
+    log-probabilities: the request of a client that only wants text.
+
+    >>> from decoding_lab.remote.config import Endpoint
+    >>> ep = Endpoint(name="v", base_url="http://127.0.0.1:1", model="m", api="openai", tokenizer="t")
+    >>> path, body = continuation_request(ep, [1, 2], 16)
+    >>> path, body["max_tokens"], "logprobs" in body, body["temperature"]
+    ('/v1/completions', 16, False, 0.0)
+    """
+    path, body = build_request(ep, ids, {"temperature": 0.0}, text, n_vocab)
+    if ep.api == "openai":
+        body["max_tokens"] = tokens
+        body.pop("logprobs")
+    elif ep.api == "llama-server":
+        body.update(n_predict=tokens, n_probs=0)
+    else:  # sglang's native route
+        body["sampling_params"]["max_new_tokens"] = tokens
+        body["return_logprob"] = False
+    return path, body
+
+
 def _server_tokens(client: Client, ep: Endpoint) -> list[int] | None:
     """The server's own token ids for PROBE, or None when it offers no tokenize route."""
     if ep.api == "llama-server":

@@ -6,12 +6,12 @@ toast through ``guarded``."""
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 import gradio as gr
 
-from decoding_lab.determinism import VARIANTS, iter_variants, summarize
+from decoding_lab.determinism import LOCAL_VARIANTS, SERVED_VARIANTS, VARIANTS, iter_variants, summarize
 from decoding_lab.errors import SettingsError
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.stops import StopRequests
@@ -60,6 +60,22 @@ class GreedyRequest:
                    variants=tuple(name for name in VARIANTS if name in v["variants"]))
 
 
+def paths_for(lm: Any, req: GreedyRequest) -> tuple[tuple[str, ...], str]:
+    """(the chosen paths of the model's kind, a note): a served model runs the paths on the server, a
+    model in this process the local ones. Paths of the other kind are left out, with a note; a
+    served model with fewer than two of its paths chosen runs all of them (the checkboxes start on
+    the local paths)."""
+    if not lm.caps.shared:
+        return req.variants, ""   # the core refuses served paths for it, in one line
+    chosen = tuple(v for v in req.variants if v in SERVED_VARIANTS)
+    if len(chosen) < 2:
+        return SERVED_VARIANTS, tr(req.lang, "kind_all", model=lm.name)
+    left_out = [tr(req.lang, v) for v in req.variants if v in LOCAL_VARIANTS]
+    if not left_out:
+        return chosen, ""
+    return chosen, tr(req.lang, "kind_skipped", model=lm.name, where=lm.source, paths=", ".join(left_out))
+
+
 def wire(ctx: TabContext, ui: DeterminismParts) -> dict[str, Any]:
     """Attach the run button; the model choice is the Explorer's (``ctx.picker``)."""
     p = ctx.picker
@@ -76,6 +92,8 @@ def wire(ctx: TabContext, ui: DeterminismParts) -> dict[str, Any]:
         req = GreedyRequest.from_inputs(v)
         lm = get_model(req.model)
         chat_mode = req.chat == "chat" and lm.has_chat_template
+        variants, kind_note = paths_for(lm, req)
+        req = replace(req, variants=variants)
         runs = []
         run_id = stops.start()   # Stop ends the run after the path that is running
         try:
@@ -89,6 +107,7 @@ def wire(ctx: TabContext, ui: DeterminismParts) -> dict[str, Any]:
         finally:
             stops.end(run_id)
         note = tr(req.lang, "stopped", done=len(runs), n=len(req.variants)) if len(runs) < len(req.variants) else ""
+        note = " ".join(x for x in (kind_note, note) if x)
         if len(runs) < 2:   # one path has nothing to be compared with
             yield {ui.result: f"<div class='det-run det-progress'>{html.escape(note + ' ' + tr(req.lang, 'too_few'))}</div>"}
             return

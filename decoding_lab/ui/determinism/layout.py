@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from decoding_lab.determinism import VARIANTS
+from decoding_lab.determinism import LOCAL_VARIANTS, SERVED_VARIANTS
 from decoding_lab.llamacpp import available as llamacpp_available
 from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import Labels
@@ -19,8 +19,11 @@ DEFAULT_PROMPT = "Write a long story about a dog named Max."
 
 
 def variant_choices(lang: str) -> list[tuple[str, str]]:
-    """(shown name, the core's name) for each path."""
-    return [(tr(lang, name), name) for name in VARIANTS]
+    """(shown name, the core's name) for each path; the paths on a server where one is configured."""
+    from decoding_lab.backends.remote import PREFIX
+    from decoding_lab.ui.common.controls import model_names
+    served = SERVED_VARIANTS if any(name.startswith(PREFIX) for name in model_names()) else ()
+    return [(tr(lang, name), name) for name in LOCAL_VARIANTS + served]
 
 
 def layout(L: Labels, lang: str) -> DeterminismParts:
@@ -30,7 +33,7 @@ def layout(L: Labels, lang: str) -> DeterminismParts:
                    "determinism.prompt")
         tokens = L(CheckedSlider(*TOKENS, value=40, step=1, label=tr(lang, "tokens"), elem_id="det-tokens", scale=1),
                    "determinism.tokens")
-    on = [v for v in VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
+    on = [v for v in LOCAL_VARIANTS if "llama.cpp" not in v or llamacpp_available()]  # that path needs llama-cpp-python
     variants = L(gr.CheckboxGroup(variant_choices(lang), value=on, label=tr(lang, "variants"),
                                   elem_id="det-variants"), "determinism.variants", "choices", variant_choices)
     with gr.Row():

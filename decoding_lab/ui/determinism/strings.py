@@ -23,6 +23,13 @@ EN: dict[str, str] = {
     "float32, cached": "float32, cached", "float32, full recompute": "float32, full recompute",
     "bfloat16, cached": "bfloat16, cached", "batched with a longer prompt": "batched with a longer prompt",
     "llama.cpp kernels, same GGUF": "llama.cpp kernels, same GGUF",
+    "on the server, alone": "on the server, alone", "on the server, alone again": "on the server, alone again",
+    "on the server, beside other requests": "on the server, beside other requests",
+    "gap_zero": "its five best logits are the reference's to the last bit at every step compared",
+    "gap": "its five best logits differ from the reference's by up to {g:.3g} at the steps compared",
+    "others": "at least {k} other requests were in flight on the server whenever this path asked for a token",
+    "kind_all": "{model} is a served model: every path on the server was run.",
+    "kind_skipped": "{model} runs on {where}: the paths {paths} are for another kind of model and were left out.",
 }
 
 ZH: dict[str, str] = {
@@ -39,6 +46,13 @@ ZH: dict[str, str] = {
     "float32, cached": "float32，使用 KV 缓存", "float32, full recompute": "float32，每步整段重算",
     "bfloat16, cached": "bfloat16，使用 KV 缓存", "batched with a longer prompt": "与更长的提示词同批处理",
     "llama.cpp kernels, same GGUF": "llama.cpp 内核，同一个 GGUF 文件",
+    "on the server, alone": "在服务器上，单独请求", "on the server, alone again": "在服务器上，再单独请求一次",
+    "on the server, beside other requests": "在服务器上，与其他请求同时进行",
+    "gap_zero": "比较过的每一步，它的前五名 logit 都与参照逐位相同",
+    "gap": "比较过的各步中，它的前五名 logit 与参照最多相差 {g:.3g}",
+    "others": "这条路径每次请求一个词元时，服务器上至少还有 {k} 个其他请求在处理",
+    "kind_all": "{model} 是服务器上的模型：已运行服务器上的全部路径。",
+    "kind_skipped": "{model} 运行在 {where}：路径 {paths} 属于另一类模型，已略去。",
 }
 
 register("determinism", EN, ZH)

@@ -36,6 +36,11 @@ def render(lang: str, out: dict | None) -> tuple[str, Any]:
             note = tr(lang, "diverge", step=div["step"], ref=div["reference_token"], var=div["variant_token"],
                       m=div["reference_margin"])
             flips.append(div["step"])
+        gap = div.get("logit_gap")
+        if gap is not None:
+            note += "; " + (tr(lang, "gap_zero") if gap == 0 else tr(lang, "gap", g=gap))
+        if run.get("others_in_flight") is not None:
+            note += "; " + tr(lang, "others", k=run["others_in_flight"])
         rows.append(f"<div class='det-run'><b>{html.escape(tr(lang, run['name']))}</b>: {html.escape(note)}<br>"
                     f"<span class='det-text'>{html.escape(out['texts'][run['name']])}</span></div>")
     fig = go.Figure(go.Bar(x=list(range(n)), y=runs[0]["margins"], name=tr(lang, "margin"),
