@@ -81,3 +81,32 @@ def test_a_column_without_entropies_draws_no_line_and_its_mean_skips_unreported_
     fig = entropy_figure([("1: greedy", ours), ("2: T=0.9", engine_result())], "en")
     assert [tr.name for tr in fig.data] == ["1: greedy"]
     assert metrics_row(engine_result().best)["mean_lp"] == -0.5   # the NaN (unreported) token is left out
+
+
+@pytest.mark.parametrize("lang, local, raw_server, topn_server, final", [
+    ("en", "the model's logits before any stage, computed in this process", "the raw logits of all 100 tokens",
+     "the server's top-3 log-probabilities, before its sampler", "after temperature → top-p, our chain in this order"),
+    ("zh", "模型在任何阶段之前的 logit，在本进程中计算", "全部 100 个词元的原始 logit", "前 3 名对数概率",
+     "经过 temperature → top-p，由我们的链按此顺序计算"),
+])
+def test_every_step_names_the_source_of_its_numbers(lang, local, raw_server, topn_server, final):
+    """Raw: this process, a server's raw logits, or a server's top-N with the rest filled in (then a
+    bound); final: after which stages, in which order. In the table and in each bar's hover text."""
+    from decoding_lab.ui.explorer.chart import hover_text
+    from decoding_lab.ui.explorer.views import source_rows
+    stages = [SimpleNamespace(name="temperature"), SimpleNamespace(name="top-p")]
+    served = trace()
+    served.stages = stages
+    mine = SimpleNamespace(reported=None, stages=stages, chosen_token_id=1, forced=False, greedy=True)
+    raw = trace(raw_logits=True)
+    raw.stages = []
+    assert local in source_rows(mine, lang)[0] and final in source_rows(mine, lang)[1]
+    assert topn_server in source_rows(served, lang)[0] and ("upper bound" in source_rows(served, lang)[0]) == (lang == "en")
+    none = {"en": "no stage changed the distribution", "zh": "没有阶段改变分布"}[lang]
+    assert raw_server in source_rows(raw, lang)[0] and none in source_rows(raw, lang)[1]
+    row = SimpleNamespace(token=" Paris", token_id=1, rank=0, logit=3.0, p_raw=0.7, p_final=0.9, cut_by=None, p_cut=None)
+    assert {"en": "raw = model logits, before any stage", "zh": "原始 = 模型 logit"}[lang] in hover_text(row, mine, lang)
+    assert {"en": "raw = the server's top-3 log-probability", "zh": "前 3 名对数概率"}[lang] in hover_text(
+        row, SimpleNamespace(**vars(served), forced=False, greedy=True), lang)
+    # a raw-logits server reported every token: no "top-N of V" or "spread evenly" rows
+    assert not any("spread evenly" in r for r in reported_rows(raw, "en"))

@@ -49,6 +49,15 @@ def chosen_name(trace: Any, lang: str) -> str:
     return tr(lang, key)
 
 
+def raw_source(trace: Any) -> str:
+    """Where a step's raw numbers come from: ``local`` (this process), ``raw_server`` (a server's raw
+    logits for the whole vocabulary) or ``topn_server`` (a server's top-N, the rest filled in)."""
+    rep = getattr(trace, "reported", None)
+    if not rep:
+        return "local"
+    return "raw_server" if rep.get("raw_logits") else "topn_server"
+
+
 def hover_text(row: Any, trace: Any, lang: str) -> str:
     lines = [f"<b>{plot_token(row.token)}</b> (id {row.token_id})",
              tr(lang, "hover_rank", rank=row.rank, logit=row.logit),
@@ -59,6 +68,8 @@ def hover_text(row: Any, trace: Any, lang: str) -> str:
         lines.append(tr(lang, "hover_kept"))
     if row.token_id == trace.chosen_token_id:
         lines.append(f"<b>{chosen_name(trace, lang)}</b>")
+    rep = getattr(trace, "reported", None) or {}
+    lines.append(f"<i>{tr(lang, 'hover_src_' + raw_source(trace), n=len(rep.get('ids', ())))}</i>")
     return "<br>".join(lines)
 
 

@@ -26,6 +26,19 @@ EN: dict[str, str] = {
     "tok_forced": " · forced",
     "chosen_row": "{token} (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
     "r_reported": "Reported by the server",
+    "src_label": "Where these numbers come from",
+    "src_local": "p raw, H and the margin: the model's logits before any stage, computed in this process (like "
+                 "transformers' output_logits; its output_scores come after its processors)",
+    "src_raw_server": "p raw, H and the margin: the raw logits of all {v:,} tokens, as the server reported them (vLLM "
+                      "--logprobs-mode raw_logits)",
+    "src_topn_server": "p raw: the server's top-{n} log-probabilities, before its sampler (vLLM's default raw_logprobs, "
+                       "llama-server's n_probs), exact; the other {rest:,} tokens filled in evenly, so H is an upper "
+                       "bound",
+    "src_final": "p final and H final: after {stages}, our chain in this order",
+    "src_final_none": "p final and H final: no stage changed the distribution (p final = p raw)",
+    "hover_src_local": "raw = model logits, before any stage",
+    "hover_src_raw_server": "raw = the server's raw logits",
+    "hover_src_topn_server": "raw = the server's top-{n} log-probability (exact)",
     "r_reported_v": "top-{n} of {v:,} tokens: their probabilities are exact",
     "r_tail": "Mass the server did not report",
     "r_tail_v": "{tail:.4f}, spread evenly over the other {rest:,} tokens: H is an upper bound; top-k (k ≤ {n}), "
@@ -85,6 +98,18 @@ ZH: dict[str, str] = {
     "tok_forced": " · 强制",
     "chosen_row": "{token}（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
     "r_reported": "服务器报告的",
+    "src_label": "这些数的来源",
+    "src_local": "原始 p、H 和前两名之差：模型在任何阶段之前的 logit，在本进程中计算（相当于 transformers 的 "
+                 "output_logits；它的 output_scores 是经过其处理器之后的）",
+    "src_raw_server": "原始 p、H 和前两名之差：服务器报告的全部 {v:,} 个词元的原始 logit（vLLM "
+                      "--logprobs-mode raw_logits）",
+    "src_topn_server": "原始 p：服务器在采样之前报告的前 {n} 名对数概率（vLLM 默认的 raw_logprobs、"
+                       "llama-server 的 n_probs），是精确的；其余 {rest:,} 个词元按剩余质量平均填入，所以 H 是上界",
+    "src_final": "最终 p 和最终 H：经过 {stages}，由我们的链按此顺序计算",
+    "src_final_none": "最终 p 和最终 H：没有阶段改变分布（最终 p = 原始 p）",
+    "hover_src_local": "原始 = 模型 logit，在任何阶段之前",
+    "hover_src_raw_server": "原始 = 服务器报告的原始 logit",
+    "hover_src_topn_server": "原始 = 服务器报告的前 {n} 名对数概率（精确）",
     "r_reported_v": "{v:,} 个词元中的前 {n} 个：它们的概率是精确的",
     "r_tail": "服务器没有报告的概率质量",
     "r_tail_v": "{tail:.4f}，平均分给其余 {rest:,} 个词元：H 是上界；top-k（k ≤ {n}）、min-p 以及落在前 {n} 个之内的 "

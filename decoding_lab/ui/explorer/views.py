@@ -15,7 +15,7 @@ from decoding_lab.ui.common.state import values_from_settings
 from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.markdown import code_span
 from decoding_lab.ui.common.plots import show_token
-from decoding_lab.ui.explorer.chart import dist_chart
+from decoding_lab.ui.explorer.chart import dist_chart, raw_source
 from decoding_lab.ui.explorer import popover, strings
 from decoding_lab.ui.explorer.parts import ExplorerParts
 
@@ -159,10 +159,24 @@ def numbers_md(trace: Any, lang: str) -> str:
         count = trace.tail.get("count_below", {}).get(th, 0)
         lines.append(f"| {t(lang, 'n_below', th=th, count=f'{count:,}')} | {fmt(mass)} |")
     lines.append(f"| {t(lang, 'n_kept')} | {trace.kept_final:,} |")
+    lines += source_rows(trace, lang)
     lines += reported_rows(trace, lang)
     tm = trace.timings
     lines.append(f"| {t(lang, 'n_time_label')} | {t(lang, 'n_time', fwd=1000 * tm.get('forward', 0), chain=1000 * tm.get('chain', 0))} |")
     return "\n".join(lines)
+
+
+def source_rows(trace: Any, lang: str) -> list[str]:
+    """Two rows that name the source of every number above: raw (before any stage: this process's
+    logits, a server's raw logits, or a server's top-N with the rest filled in, then a bound) and
+    final (after which stages, in which order)."""
+    tr = lambda key, **kw: strings.tr(lang, key, **kw)  # noqa: E731
+    rep = getattr(trace, "reported", None) or {}
+    n, v = len(rep.get("ids", ())), int(rep.get("n_vocab", 0) or 0)
+    raw = tr("src_" + raw_source(trace), n=n, v=v, rest=max(0, v - n))
+    stages = [s.name for s in trace.stages]
+    final = tr("src_final", stages=" → ".join(stages)) if stages else tr("src_final_none")
+    return [f"| {tr('src_label')} | {raw} |", f"| | {final} |"]
 
 
 def reported_rows(trace: Any, lang: str) -> list[str]:
@@ -176,9 +190,10 @@ def reported_rows(trace: Any, lang: str) -> list[str]:
     chosen = rep.get("chosen_id")
     pick = (code_span(show_token(trace_token_text(trace, chosen))) + f" (id {chosen})" if chosen is not None
             else tr("r_engine_none"))
-    rows = [f"| {tr('r_reported')} | {tr('r_reported_v', n=n, v=v)} |",
-            f"| {tr('r_tail')} | {tr('r_tail_v', tail=rep['tail_mass'], rest=v - n, n=n)} |",
-            f"| {tr('r_engine')} | {pick} |"]
+    rows = [] if rep.get("raw_logits") else [     # a raw-logits server reported every token: nothing is filled in
+        f"| {tr('r_reported')} | {tr('r_reported_v', n=n, v=v)} |",
+        f"| {tr('r_tail')} | {tr('r_tail_v', tail=rep['tail_mass'], rest=v - n, n=n)} |"]
+    rows.append(f"| {tr('r_engine')} | {pick} |")
     if any("as text" in note for note in rep.get("exact", ())):
         rows.append(f"| {tr('r_reported')} | {tr('r_text')} |")
     if rep.get("inexact"):
