@@ -42,7 +42,7 @@ run: setup models
 #   test-fast   unit tests, doctests, the tiny random model: no real model, no server, no browser
 #   test-model  the bundled models: parity, strategies, lessons' claims, llama.cpp, live servers
 #   test-app    gradio_client and browser tests against one shared app and one Chromium
-# `make test` runs all three at once (what CI runs). It and the model and app lanes run in JOBS processes
+# `make test` runs all three at once (what CI runs). Every lane runs in JOBS processes
 # (pytest-xdist, one test file per group, so a file's module fixtures start once; each process
 # starts the shared app and Chromium at most once); JOBS=0 runs them in this one process.
 PYTEST := $(PY) -m pytest -q -ra
@@ -53,7 +53,7 @@ test: setup models browser llama-server vllm
 	$(PYTEST) $(XDIST)
 
 test-fast: setup
-	$(PYTEST) -m fast
+	$(PYTEST) -m fast $(XDIST)
 
 test-model: setup models llama-server vllm
 	$(PYTEST) -m model $(XDIST)
