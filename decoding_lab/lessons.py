@@ -6,6 +6,10 @@ one idea each; the tab shows one screen at a time (large type in teacher mode).
 
 * ``[[experiments]]`` belong to a screen: the learner predicts first, then runs the experiment
   on the live model and sees the guess beside the result (``decoding_lab.lesson_runs``).
+* ``[[look_at]]`` pointers ("What to look at") say where to look in the app. A pointer belongs to
+  a ``screen`` and shows from there on, but never before the learner could have predicted what it
+  points at: a screen whose experiment has not been run shows none, and a pointer that belongs to
+  a screen with an experiment waits for that experiment's run (:meth:`Lesson.pointers`).
 * ``[[checks]]`` are short questions with feedback for every choice; one at least is a
   *transfer* question, which the text does not answer word for word.
 * ``claims`` name the quantitative statements a lesson makes; each one is checked by a test on
@@ -29,6 +33,7 @@ Schema (every text field has ``en`` and ``zh``)::
     settings = {temperature = 0.7}
     [[look_at]]                  # pointers tied to controls on screen
     control = "temperature"
+    screen = 3                   # the screen it belongs to (optional, 1 by default): see Lesson.pointers
     en = "..."
     zh = "..."
     [[experiments]]              # see decoding_lab.lesson_runs for the fields
@@ -52,6 +57,7 @@ from __future__ import annotations
 import random
 import re
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,7 +117,7 @@ class Lesson:
     title: dict[str, str]
     text: dict[str, str]
     preset: dict[str, Any]
-    look_at: list[dict[str, str]]
+    look_at: list[dict[str, Any]]     # control, en, zh, and screen (1-based, 1 if the file names none)
     checks: list[Check]
     experiments: list[Experiment] = field(default_factory=list)
     claims: list[dict[str, str]] = field(default_factory=list)
@@ -127,6 +133,29 @@ class Lesson:
     def experiment_on(self, screen: int) -> Experiment | None:
         """The experiment of screen ``screen`` (0-based), if it has one."""
         return next((e for e in self.experiments if e.screen == screen + 1), None)
+
+    def pointers(self, screen: int, ran: Collection[str] = ()) -> tuple[list[dict[str, Any]], list[int]]:
+        """The pointers shown on screen ``screen`` (0-based) once the experiments whose ids are in
+        ``ran`` have been run, and the (1-based) screens whose experiment still holds pointers back.
+
+        A pointer shows on its own screen and every later one, unless it could still give a
+        prediction away: on a screen whose experiment has not been run, none shows (the learner has
+        yet to predict); a pointer that belongs to a screen with an experiment waits for that run.
+        """
+        here = self.experiment_on(screen)
+        shown, waiting = [], set()
+        for item in self.look_at:
+            at = item["screen"]
+            if at > screen + 1:
+                continue
+            own = self.experiment_on(at - 1)
+            if own is not None and own.id not in ran:
+                waiting.add(at)
+            elif here is not None and here.id not in ran:
+                waiting.add(screen + 1)
+            else:
+                shown.append(item)
+        return shown, sorted(waiting)
 
     def check_answer(self, check: int, choice: int) -> bool:
         return 0 <= int(choice) < len(self.checks[check].choices) and self.checks[check].choices[int(choice)].right
@@ -167,16 +196,19 @@ def parse_lesson(data: dict, where: str = "lesson") -> Lesson:
     checks = [_parse_check(number, i, c, where) for i, c in enumerate(data["checks"])]
     if not 1 <= len(checks) <= MAX_CHECKS:
         raise LessonError(f"{where}: between 1 and {MAX_CHECKS} checks")
-    look_at = list(data.get("look_at", []))
+    text = _bilingual(data, "text", where)
+    n_screens = len([s for s in text["en"].split("\n---\n") if s.strip()])
+    look_at = [dict(item) for item in data.get("look_at", [])]
     for item in look_at:
         if not all(k in item for k in ("control", *LANGS)):
             raise LessonError(f"{where}: every look_at needs control, en and zh")
-    text = _bilingual(data, "text", where)
+        at = item.setdefault("screen", 1)
+        if isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= n_screens:
+            raise LessonError(f"{where}: look_at {item['control']!r} is on screen {at!r}, the lesson has {n_screens}")
     try:
         experiments = [parse_experiment(e) for e in data.get("experiments", [])]
     except (KeyError, TypeError, ValueError) as e:
         raise LessonError(f"{where}: experiment: {e}") from None
-    n_screens = len([s for s in text["en"].split("\n---\n") if s.strip()])
     for e in experiments:
         if not 1 <= e.screen <= n_screens:
             raise LessonError(f"{where}: experiment {e.id!r} is on screen {e.screen}, the lesson has {n_screens}")

@@ -256,6 +256,28 @@ def test_lesson_13_in_chinese_which_temperature_leaves_problems_without_a_signal
     page.click("#lang-radio input[value='en']")
 
 
+def test_lesson_10_a_pointer_that_names_the_result_waits_for_the_run(page):
+    """The two-engine screen asks which first token llama.cpp writes: "What to look at" names the
+    answer, so it says nothing of it until the prediction has been made and run."""
+    from conftest_app import SHOTS
+    # after lesson 13's test: picking the lesson already open would leave it on the screen it was on
+    les = next(x for x in LESSONS if x.number == 10)
+    exp = next(e for e in les.experiments if e.id == "same-gguf-first-token")
+    open_screen(page, les, exp.screen)
+    page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
+    page.wait_for_function("document.querySelector('#lesson-look').innerText.includes('once you have made')",
+                           timeout=WAIT_MS)
+    assert "parts from float32 at step 0" not in page.inner_text("#lesson-look")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lesson10_pointer_before_run.png"), full_page=True)
+    page.click("#lesson-guess input[value='The']")
+    page.click("#lesson-run")
+    page.wait_for_function("document.querySelector('#lesson-look').innerText"
+                           ".includes('parts from float32 at step 0')", timeout=120_000)
+    assert "once you have made" not in page.inner_text("#lesson-look")
+    page.screenshot(path=str(SHOTS / "lesson10_pointer_after_run.png"), full_page=True)
+
+
 def test_lesson_5_one_rule_on_four_shapes(page):
     """top-p 0.9 on a sharp, a medium, a flat and a heated flat step: the counts come from the live
     steps, on a log axis, beside the learner's guess."""

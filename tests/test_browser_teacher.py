@@ -59,7 +59,7 @@ def test_teacher_mode_is_large_and_hides_the_rest(big):
     top = page.evaluate("document.querySelector('#teacher-mode').getBoundingClientRect().top")
     assert top < page.evaluate("document.querySelector('#lesson-text').getBoundingClientRect().top")
     set_teacher(page, False)
-    assert visible(page, "#lesson-picker") and visible(page, "#lesson-look")
+    assert visible(page, "#lesson-picker") and visible(page, "#lesson-load")
     assert not visible(page, "#lesson-checks")         # outside teacher mode the checks follow the last screen
 
 
@@ -115,6 +115,8 @@ def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
     set_teacher(page, False)
     small = page.evaluate("document.querySelector('#lesson-plot .js-plotly-plot').layout.font.size")
     assert small < 20            # the same run, redrawn at ordinary size
+    # out of teacher mode the pointers the run released are there, and none waits any more
+    assert visible(page, "#lesson-look") and les.look_at[0][lang] in page.inner_text("#lesson-look")
     ctx.close()
 
 

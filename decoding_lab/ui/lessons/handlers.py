@@ -22,7 +22,7 @@ from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
 from decoding_lab.ui.lessons.parts import LessonSlot, LessonsParts
 from decoding_lab.ui.lessons.strings import tr
-from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, outputs, views
+from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, look_views, outputs, views
 from decoding_lab.ui.common.scripts import script
 
 #: Writes "lesson=3&screen=1" into the address bar when the Lessons tab is the one on show.
@@ -149,10 +149,12 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
         runs, msg = run_experiment(les, clamp_screen(les, v["screen"]), guess, lang, v["runs"])
         if runs is None:
             return {ui.runs: v["runs"] or {}, ui.exp_out: msg}
-        shown = experiment_views(ui, les, lang, clamp_screen(les, v["screen"]), runs, v["teacher"])
-        return {ui.runs: runs, **shown}
+        screen = clamp_screen(les, v["screen"])
+        # the run reveals the result: the pointers that waited for it can show now
+        return {ui.runs: runs, **experiment_views(ui, les, lang, screen, runs, v["teacher"]),
+                **look_views(ui, les, lang, screen, runs, v["teacher"])}
 
-    run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot]
+    run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.look]
     inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number})
     events["run"] = ui.run.click(model_event(kept_shape(on_run), names, jobs), inputs, run_outs, api_name="lesson_run",
                                  concurrency_id="model")

@@ -8,6 +8,8 @@ from decoding_lab.ui.common.i18n import Namespace, register
 EN: dict[str, str] = {
     "pick": "Lessons", "teacher": "Teacher mode: large type, one idea per screen (← → or PageUp / PageDown to page)",
     "prev": "◀ Previous", "next": "Next ▶", "load": "Open this lesson's setup in its tab", "look": "What to look at",
+    "look_wait_here": "Pointers appear here once you have made your prediction and run the experiment.",
+    "look_wait": "Screen {s}'s pointers appear once you have run its experiment.",
     "checks": "Check your understanding", "check": "Check", "check_n": "Question {i} of {n}",
     "transfer": "(a new situation: the text does not say this in so many words)",
     "right": "✔ Right. ", "wrong": "✘ Not this one. ", "choose": "Pick an answer first.",
@@ -46,6 +48,8 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "pick": "课程", "teacher": "教师模式：大字号，每屏一个要点（← → 或 PageUp / PageDown 翻页）",
     "prev": "◀ 上一屏", "next": "下一屏 ▶", "load": "在对应页面打开本课的设置", "look": "看哪里",
+    "look_wait_here": "做出预测并运行实验之后，这里会列出该看哪里。",
+    "look_wait": "第 {s} 屏该看哪里，要等运行了那一屏的实验才列出。",
     "checks": "检验一下", "check": "检查", "check_n": "第 {i} / {n} 题",
     "transfer": "（新情境：正文没有直接写出答案）",
     "right": "✔ 正确。", "wrong": "✘ 不是这个。", "choose": "请先选一个答案。",

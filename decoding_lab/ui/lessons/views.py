@@ -1,5 +1,6 @@
 """What the Lessons tab shows for one lesson, one screen and one language: the picker (✓ for a lesson
-whose checks are all passed), the screen's text and its experiment, the pointers and the checks.
+whose checks are all passed), the screen's text and its experiment, the pointers (only those that can no longer give a
+prediction away: ``Lesson.pointers``) and the checks.
 Teacher mode hides everything but the screen, its experiment and the pager. Lesson content is
 data (``lessons/*.toml``, read by ``decoding_lab.lessons``); this module only lays it out."""
 
@@ -51,9 +52,28 @@ def clamp_screen(les: Lesson, i: Any) -> int:
     return max(0, min(i, len(les.screens("en")) - 1))
 
 
-def look_markdown(les: Lesson, lang: str) -> str:
+def ran_in(les: Lesson, runs: dict | None) -> set[str]:
+    """The ids of ``les``'s experiments this learner has run (``runs`` is keyed "lesson/experiment")."""
+    return {key.partition("/")[2] for key in (runs or {}) if key.partition("/")[0] == str(les.number)}
+
+
+def look_markdown(les: Lesson, lang: str, screen: int = 0, runs: dict | None = None) -> str:
+    """"What to look at" on ``screen``: the pointers that can no longer give a prediction away, and a
+    line for each screen whose experiment still holds some back (empty when there is neither)."""
     lg = lesson_lang(lang)
-    return f"**{tr(lang, 'look')}**\n\n" + "\n".join(f"- {item[lg]}" for item in les.look_at)
+    shown, waiting = les.pointers(screen, ran_in(les, runs))
+    if not shown and not waiting:
+        return ""
+    lines = [f"- {item[lg]}" for item in shown]
+    lines += [f"- *{tr(lang, 'look_wait_here') if s == screen + 1 else tr(lang, 'look_wait', s=s)}*"
+              for s in waiting]
+    return f"**{tr(lang, 'look')}**\n\n" + "\n".join(lines)
+
+
+def look_views(ui: LessonsParts, les: Lesson, lang: str, screen: int, runs: dict | None, teacher: bool) -> dict:
+    """The pointers' pane: hidden in teacher mode and when the screen has nothing to point at."""
+    text = look_markdown(les, lang, screen, runs)
+    return {ui.look: gr.update(value=text, visible=bool(text) and not teacher)}
 
 
 def progress_markdown(lang: str, passed: list[str] | None, total: int) -> str:
@@ -170,7 +190,7 @@ def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[st
         ui.teacher: gr.update(label=tr(lang, "teacher")),
         ui.text: text, ui.counter: counter,
         ui.prev: gr.update(value=tr(lang, "prev")), ui.next: gr.update(value=tr(lang, "next")),
-        ui.look: gr.update(value=look_markdown(les, lang), visible=not teacher),
+        **look_views(ui, les, lang, screen, runs, teacher),
         ui.load: gr.update(value=tr(lang, "load"), visible=not teacher),
         ui.loaded: gr.update(value="", visible=not teacher),
         ui.link: f"lesson={les.number}&screen={screen}",     # the page writes it into the address bar
