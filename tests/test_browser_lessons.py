@@ -194,11 +194,12 @@ def test_lesson_12_reads_the_shipped_bench_run_as_ratios(page):
     les = next(x for x in LESSONS if x.number == 12)
     open_experiment_screen(page, les, "zh")
     assert page.inner_text("#lesson-run").strip() == "读取随附的结果"      # a file, not the live model
-    page.click("#lesson-guess input[value='top-p']")
+    assert "132" not in page.inner_text("#lesson-text")                  # top-p's multiple is asked, not told
+    page.fill("#lesson-guess-number input", "30")
     page.click("#lesson-run")
     page.wait_for_function("document.querySelector('#lesson-result').innerText.includes('132')", timeout=60_000)
     result = page.inner_text("#lesson-result")
-    assert "✔" in result and "ops_grammar.json" in result and "ms" not in result
+    assert "30" in result and "ops_grammar.json" in result and "ms" not in result
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "lesson12_ratios_zh.png"))
     page.click("#lang-radio input[value='en']")
