@@ -64,12 +64,31 @@ def vllm_servers():
     from concurrent.futures import ThreadPoolExecutor
 
     from conftest_app import loopback_vllm
+
+    def start(mode: str) -> tuple[contextlib.AbstractContextManager, str]:
+        """One server and its URL; a second try if the first exits while starting (its engine picks
+        its own internal ports, which another process can take first on a busy machine)."""
+        for attempt in (1, 2):
+            manager = loopback_vllm(mode)
+            try:
+                return manager, manager.__enter__()
+            except pytest.fail.Exception:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     with contextlib.ExitStack() as stack, ThreadPoolExecutor(2) as pool:
-        managers = [loopback_vllm("processed_logprobs"), loopback_vllm("raw_logits")]
-        urls = list(pool.map(lambda m: m.__enter__(), managers))
-        for m in managers:
-            stack.push(m.__exit__)
-        yield tuple(urls)
+        futures = [pool.submit(start, mode) for mode in ("processed_logprobs", "raw_logits")]
+        started = []
+        for f in futures:   # wait for both; every server that started is stopped, whatever failed
+            if f.exception() is None:
+                manager, url = f.result()
+                stack.push(manager.__exit__)
+                started.append(url)
+        for f in futures:
+            if f.exception() is not None:
+                raise f.exception()
+        yield tuple(started)
 
 
 # ----------------------------------------------------------------------------- the app, a client, a browser

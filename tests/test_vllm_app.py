@@ -55,6 +55,8 @@ def test_the_explorer_steps_a_vllm_endpoint_exactly(vllm, client, smollm, settin
         assert theirs["entropy_final"] == pytest.approx(ours.entropy_final, abs=1e-3)
         assert max(abs(a["p_final"] - b.p_final) for a, b in zip(theirs["top"], ours.top)) < 1e-4
         assert theirs["reported"]["inexact"] == [] and "raw logits" in theirs["reported"]["exact"][0]
+        if settings["temperature"] == 0:   # the engine's own pick under the same settings is ours
+            assert theirs["reported"]["chosen_id"] == theirs["chosen_token_id"]
 
 
 def test_compare_runs_a_greedy_column_on_vllm_as_in_process(vllm, client, smollm):
@@ -82,12 +84,13 @@ def test_a_sweep_draws_its_samples_on_vllm(vllm):
 
 
 def test_the_temperature_0_tab_asks_vllm_alone_and_beside_other_requests(vllm, client):
-    """Two paths on the server and a local one: the local one is left out with a note (the choice
-    of paths is ``handlers.paths_for``'s, tested without a server in test_determinism_paths)."""
+    """The tab's checkboxes start on the local paths (this app was built without a configured server,
+    so they are all it lists): for a served model it runs the paths on the server instead, and says
+    so (which paths run for which choice is ``handlers.paths_for``'s, tested in test_determinism_paths)."""
     args = {"model": "remote:vllm", "hub": "", "chat": "chat", "prompt": PROMPT, "tokens": 5,
-            "variants": ["float32, cached", "on the server, alone", "on the server, beside other requests"]}
+            "variants": ["float32, cached", "float32, full recompute"]}
     result, _plot = client.submit(**args, api_name="/determinism_run").result(timeout=600)[:2]
-    assert "the paths float32, cached are for another kind of model and were left out" in result
-    for name in ("on the server, alone", "on the server, beside other requests"):
+    assert "remote:vllm is a served model: every path on the server was run." in result
+    for name in ("on the server, alone", "on the server, alone again", "on the server, beside other requests"):
         assert f"<b>{name}</b>" in result
     assert "other requests were in flight on the server whenever this path asked for a token" in result
