@@ -17,7 +17,7 @@ EN: dict[str, str] = {
     "rows_axis": "hypothesis", "ancestry": "path of the node under the cursor",
     "eos": "EOS", "prompt": "prompt",
     "title_hypothesis": "Beam tree, by hypothesis (pruned candidates hidden)",
-    "hover_node": "step {step} · from beam {parent}<br>log p of this step {lp:.3f}<br>cumulative {score:.3f}",
+    "hover_node": "step {step} · from beam {parent}<br>log p of this step {lp:.3f} (the logits' log-softmax, then the beam's stages)<br>cumulative {score:.3f}",
     "hover_norm": "length-normalised {norm:.3f} (α = {alpha:g})",
 }
 
@@ -30,7 +30,7 @@ ZH: dict[str, str] = {
     "rows_axis": "假设", "ancestry": "光标所指节点的路径",
     "eos": "结束", "prompt": "提示词",
     "title_hypothesis": "束搜索树（按假设，隐藏被剪枝的候选）",
-    "hover_node": "第 {step} 步 · 来自第 {parent} 束<br>这一步的 log p {lp:.3f}<br>累计 {score:.3f}",
+    "hover_node": "第 {step} 步 · 来自第 {parent} 束<br>这一步的 log p {lp:.3f}（logits 的 log-softmax，再经过束搜索的各阶段）<br>累计 {score:.3f}",
     "hover_norm": "按长度归一化 {norm:.3f}（α = {alpha:g}）",
 }
 
