@@ -46,7 +46,7 @@ EN: dict[str, str] = {
     "col_p_heal": "p (renormalised)", "none_forbidden": "(none of the model's top tokens was forbidden)",
     "forbidden_label": "Top tokens the grammar forbade at this step",
     "status_ready": "**{model}** · {constraint} · compiled in {ms:.1f} ms · prompt {n} tokens. Press Step.",
-    "status_step": "Step {step} · chose {token} (model rank {rank}, p = {p:.3f}) · allowed here: {allowed:,} · "
+    "status_step": "Step {step} · chose {token} (model rank {rank}, raw p before the mask = {p:.3f}) · allowed here: {allowed:,} · "
                    "grammar: {state}",
     "state_incomplete": "not complete yet", "state_complete": "complete (may stop or go on)",
     "state_finished": "finished", "forced_note": " · forced: the only allowed token",
@@ -105,7 +105,7 @@ ZH: dict[str, str] = {
     "col_p_heal": "p（重新归一化）", "none_forbidden": "（模型的前几名词元都没有被禁止）",
     "forbidden_label": "本步被语法禁止的高概率词元",
     "status_ready": "**{model}** · {constraint} · 编译 {ms:.1f} 毫秒 · 提示词 {n} 个词元。点击“单步”。",
-    "status_step": "第 {step} 步 · 选择 {token}（模型排名 {rank}，p = {p:.3f}）· 允许 {allowed:,} 个词元 · 语法：{state}",
+    "status_step": "第 {step} 步 · 选择 {token}（模型排名 {rank}，掩码之前的原始 p = {p:.3f}）· 允许 {allowed:,} 个词元 · 语法：{state}",
     "state_incomplete": "尚未完整", "state_complete": "已完整（可停止也可继续）", "state_finished": "已结束",
     "forced_note": " · 强制：唯一允许的词元",
     "restarted": "约束、提示词或模型已更改：已重新开始。",
