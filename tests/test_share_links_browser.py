@@ -203,3 +203,61 @@ def test_settings_changed_without_a_step_are_in_the_link(browser, app_url):
         assert page.input_value("#top-k input[type=number]") == "7"
     finally:
         ctx.close()
+
+
+def test_a_chinese_teacher_link_opens_in_chinese_and_in_teacher_mode(browser, app_url):
+    """The language picked with the radio and teacher mode travel in the link (``lang=zh``,
+    ``teacher=1``) and come back when someone opens it; switching back takes them out again."""
+    from decoding_lab.lessons import load_lessons
+    les = load_lessons()[2]
+    ctx, page = fresh(browser, app_url)
+    try:
+        page.click("#lang-radio input[value='zh']")
+        page.wait_for_function("location.search.includes('lang=zh')")
+        page.click("#tab-lessons-button")
+        page.get_by_text(f"{les.number}. {les.title['zh']}", exact=False).first.click()
+        page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['zh']!r})")
+        page.check("#teacher-mode input[type=checkbox]")
+        page.wait_for_function("location.search.includes('teacher=1')")
+        q = query(page)
+        assert q["lang"] == "zh" and q["teacher"] == "1" and q["lesson"] == str(les.number)
+        link = page.url
+        page.uncheck("#teacher-mode input[type=checkbox]")
+        page.click("#lang-radio input[value='en']")
+        page.wait_for_function("!location.search.includes('teacher=') && !location.search.includes('lang=')")
+    finally:
+        ctx.close()
+    ctx, page = fresh(browser, link)
+    try:
+        page.wait_for_function("document.querySelector('#lang-radio input[value=\"zh\"]').checked")
+        page.wait_for_function("document.querySelector('#teacher-mode input[type=checkbox]').checked")
+        page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({les.title['zh']!r})")
+        # teacher mode's large type is on: the lesson text is drawn far larger than the page's 16 px
+        size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('#lesson-main .prose p')).fontSize)")
+        assert size >= 24, size
+        page.screenshot(path=str(SHOTS / "share_teacher_zh_link.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_run_whose_settings_changed_is_not_replayed_by_its_link(browser, app_url):
+    """Two steps, then a new temperature and one more: a replay would run all three with the new
+    temperature, so the link keeps the set-up without the steps, and the status line says why."""
+    ctx, page = fresh(browser, app_url)
+    try:
+        page.click("#step-btn")
+        page.wait_for_function("location.search.includes('steps=1')", timeout=60_000)
+        page.click("#step-btn")
+        page.wait_for_function("location.search.includes('steps=2')", timeout=60_000)
+        box = "#temperature input[type=number]"
+        page.fill(box, "1.3")
+        page.press(box, "Enter")
+        page.click("#step-btn")
+        page.wait_for_function("document.querySelector('#status').innerText.includes('settings changed during this run')",
+                               timeout=60_000)
+        page.wait_for_function("location.search.includes('T=1.3')", timeout=20_000)
+        assert "steps" not in query(page)
+        page.locator("#status").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "share_settings_changed.png"))
+    finally:
+        ctx.close()

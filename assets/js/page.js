@@ -23,6 +23,15 @@
     });
     write(now);
   };
+  // The language and teacher mode travel in the link too: a copied Chinese lesson opens in Chinese,
+  // a teacher's link opens in large type. (A visitor's change only: the page's own restore from a
+  // link changes them without a DOM event, and the link already says so.)
+  document.addEventListener('change', function (e) {
+    const box = e.target;
+    if (!box || !box.closest) return;
+    if (box.closest('#lang-radio')) window.dlSetPage({lang: box.value === 'zh' ? 'zh' : null});
+    else if (box.closest('#teacher-mode')) window.dlSetPage({teacher: box.checked ? '1' : null});
+  }, true);
   // "Copy link": the address bar as it is now, to the clipboard; the button says it worked.
   document.addEventListener('click', function (e) {
     const btn = e.target.closest && e.target.closest('#copy-link-btn');

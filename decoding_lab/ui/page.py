@@ -216,9 +216,13 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
             warn(note, values_lang)
         if values.get("lang") and values["lang"] != "en":
             out[lang_radio] = values["lang"]  # its change event relabels the page
+        if teacher is not None and urlstate.teacher_mode(params):
+            out[teacher] = True               # its change event sets the large type
         return out
 
+    teacher = les.teacher if isinstance(les, LessonsParts) else None
     outputs = _unique([ex.hub, lang_radio, tabs_comp, ex.replay, *([lesson_link] if lesson_link is not None else []),
+                       *([teacher] if teacher is not None else []),
                        *ctl.values(), *(c for tab in tabs.values() for c in (*tab.link.values(),
                                                                               *tab.link_restore_outputs))])
     # Gradio selects the first tab as the page starts, before this event reads the address bar:

@@ -73,8 +73,18 @@ def controls_writer_js(names: list[str]) -> str:
             " window.dlSetRun(q.toString()); return []; }")
 
 
-#: Keys the page (not the Explorer) puts in a link: the tab, the lesson and its screen.
-PAGE_KEYS = ("tab", "lesson", "screen")
+#: Keys the page (not the Explorer) puts in a link: the tab, the lesson and its screen, the language
+#: (``lang=zh``) and teacher mode (``teacher=1``), each written as the visitor changes it.
+PAGE_KEYS = ("tab", "lesson", "screen", "lang", "teacher")
+
+
+def teacher_mode(params: Mapping[str, str]) -> bool:
+    """Does a link ask for teacher mode (``teacher=1``)?
+
+    >>> teacher_mode({"teacher": "1"}), teacher_mode({"teacher": "no"}), teacher_mode({})
+    (True, False, False)
+    """
+    return str(params.get("teacher", "")).strip().lower() in ("1", "true", "yes", "on")
 
 
 def encode_run(steps: int, forced: list[tuple[int, int]]) -> str:
