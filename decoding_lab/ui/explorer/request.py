@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from decoding_lab import stats
@@ -71,6 +71,17 @@ class ExplorerSession(Session):
     stepper: Any  # decoding_lab.stepper.Stepper
     log_y: bool = False  # the distribution chart on a log scale (a view choice, kept with the run)
     notice: str = ""     # a string key the status line adds once ("new_run": the prompt or model changed)
+    step_settings: list[Any] = field(default_factory=list)   # the settings each step ran with, in order
+
+    def settings_changed_at(self) -> int | None:
+        """The first step of the run on screen that ran with other settings than those now on,
+        or None. A link replays every step with one set of settings, so such a run cannot be
+        replayed by a link (``views.share_query``). Steps restored from a branch carry no record."""
+        st = self.stepper
+        for step, used in enumerate(self.step_settings[: len(st.traces)]):
+            if used is not None and used != st.settings:
+                return step
+        return None
 
     def built_from(self, req: ExplorerRequest) -> bool:
         """Whether ``req`` names this session's model, prompt and prompt format."""
@@ -84,7 +95,10 @@ class ExplorerSession(Session):
     def step(self, force_token_id: int | None = None) -> None:
         """One step; the new trace keeps its H(T) curve, so Undo shows the right one."""
         st = self.stepper
+        del self.step_settings[len(st.traces):]    # an Undo or a rewind dropped the later steps
+        self.step_settings += [None] * (len(st.traces) - len(self.step_settings))   # restored: unknown
         st.step(force_token_id=force_token_id)
+        self.step_settings.append(st.settings)
         if st.traces and not st.traces[-1].entropy_curve:
             st.traces[-1].entropy_curve = st.entropy_curve(CURVE_GRID)
 

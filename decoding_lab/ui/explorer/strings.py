@@ -26,6 +26,9 @@ EN: dict[str, str] = {
     "tok_forced": " · forced",
     "chosen_row": "{token} (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
     "r_reported": "Reported by the server",
+    "settings_changed": "⚠ The settings changed during this run (step {step} ran with others): its link opens "
+                        "these settings at step 0, since a replay would run every step with them and write "
+                        "another text. The JSON export keeps each step's stages and their values.",
     "src_label": "Where these numbers come from",
     "src_local": "p raw, H and the margin: the model's logits before any stage, computed in this process (like "
                  "transformers' output_logits; its output_scores come after its processors)",
@@ -98,6 +101,8 @@ ZH: dict[str, str] = {
     "tok_forced": " · 强制",
     "chosen_row": "{token}（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
     "r_reported": "服务器报告的",
+    "settings_changed": "⚠ 这次运行中途改过设置（第 {step} 步用的是别的设置）：它的链接只在第 0 步打开这些设置，"
+                        "因为重放会让每一步都用这些设置，写出另一段文字。JSON 导出记录了每一步的阶段及其取值。",
     "src_label": "这些数的来源",
     "src_local": "原始 p、H 和前两名之差：模型在任何阶段之前的 logit，在本进程中计算（相当于 transformers 的 "
                  "output_logits；它的 output_scores 是经过其处理器之后的）",

@@ -59,8 +59,16 @@ def share_query(session: Any, lang: str) -> str:
     st = session.stepper
     q = urlstate.encode(session.model_name, session.prompt, "chat" if session.chat else "raw",
                         values_from_settings(st.settings), st.top_n, lang)
+    if session_changed_settings(session) is not None:
+        return q     # a replay would run every step with today's settings: the link opens the set-up only
     run = urlstate.encode_run(len(st.tokens), [(tr.step, tr.chosen_token_id) for tr in st.traces if tr.forced])
     return f"{q}&{run}" if run else q
+
+
+def session_changed_settings(session: Any) -> int | None:
+    """``ExplorerSession.settings_changed_at`` (None for a session without that record)."""
+    changed = getattr(session, "settings_changed_at", None)
+    return changed() if callable(changed) else None
 
 
 def dist_view(session: Any, lang: str) -> Any:
@@ -252,7 +260,9 @@ def branch_choices(stepper: Any, lang: str = "en") -> list[tuple[str, int]]:
 def with_notice(text: str, session: Any, lang: str) -> str:
     """The status line, with the session's one-off notice (a new run) in front when it has one."""
     key = getattr(session, "notice", "")
-    return f"**{strings.tr(lang, key)}** · {text}" if key else text
+    text = f"**{strings.tr(lang, key)}** · {text}" if key else text
+    changed = session_changed_settings(session)
+    return text if changed is None else f"{text}  \n{strings.tr(lang, 'settings_changed', step=changed)}"
 
 
 def status_md(stepper: Any, lang: str, model_name: str = "") -> str:
