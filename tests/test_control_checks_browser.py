@@ -75,3 +75,37 @@ def test_compare_refuses_a_bad_column_setting_beside_it(browser, app_url):
         page.screenshot(path=str(SHOTS / "compare_refusal.png"))
     finally:
         ctx.close()
+
+
+def test_an_engine_only_stage_and_an_empty_raw_prompt_are_refused_beside_their_controls(browser, app_url):
+    """DRY (llama.cpp's alone) under transformers' order, and a raw prompt with nothing for SmolLM2 to
+    continue from: each is refused under its own control before the Step runs, no block marked
+    "Error" and nothing stepped."""
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + "?dry=0.8")
+    try:
+        page.get_by_text("More samplers (llama.cpp)").first.click()   # the DRY control's box
+        page.wait_for_function("parseFloat(document.querySelector('#dry input[type=number]').value) === 0.8",
+                               timeout=30_000)
+        page.click("#step-btn")
+        page.wait_for_function("(document.querySelector('#dry .validation-error') || {}).innerText", timeout=60_000)
+        page.wait_for_timeout(1000)
+        assert "dry is not in transformers generate()'s sampler" in message_at(page, "dry")
+        assert page.evaluate(TOKENS) == 0
+        assert page.evaluate(ERROR_BLOCKS) == 0 and not page.query_selector(".toast-body.error")
+        page.locator("#dry").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "control_refusal_dry.png"))
+        page.fill("#dry input[type=number]", "0")
+        page.press("#dry input[type=number]", "Tab")
+        page.fill("#prompt textarea", "")
+        page.click("#chat-mode input[value='raw']")
+        page.click("#step-btn")
+        page.wait_for_function("(document.querySelector('#prompt .validation-error') || {}).innerText",
+                               timeout=60_000)
+        page.wait_for_timeout(1000)
+        assert "the prompt is empty" in message_at(page, "prompt")
+        assert page.evaluate(TOKENS) == 0 and page.evaluate(ERROR_BLOCKS) == 0
+        page.locator("#prompt").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "control_refusal_empty_raw_prompt.png"))
+    finally:
+        ctx.close()

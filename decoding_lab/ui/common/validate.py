@@ -43,9 +43,71 @@ def check_choice(label: str, value: Any, choices: Sequence[Any]) -> Any:
                               got=repr(str(value)[:40]))
 
 
+#: The knob a stage's "not in this engine's sampler" refusal is shown under: its first row in the
+#: parameter table (``dry_multiplier`` for DRY, ``xtc_probability`` for XTC ...).
+STAGE_KNOB = {p.stage: p.key for p in reversed(list(PARAMS.values())) if p.stage}
+
+
 def param_check(key: str) -> Check:
-    """A row of the parameter table, as the handlers read it (``state.as_number``)."""
-    return lambda value, _values: PARAMS[key].check(as_number(key, value))
+    """A row of the parameter table, as the handlers read it (``state.as_number``); the first knob
+    of a stage that is on but has no place in the chosen order (DRY under transformers' order) is
+    refused beside itself with the core's words, not after the event as an error on every view.
+
+    >>> v = validator(["dry_multiplier", "order_preset"], settings_checks())
+    >>> [r["is_valid"] for r in v(0.8, "transformers")], v(0.8, "transformers")[0]["message"][:63]
+    ([False, True], "Invalid input: dry is not in transformers generate()'s sampler;")
+    >>> [r["is_valid"] for r in v(0.8, "llama.cpp")]
+    [True, True]
+    """
+    def check(value: Any, values: Mapping[str, Any]) -> Any:
+        out = PARAMS[key].check(as_number(key, value))
+        stage = PARAMS[key].stage
+        if STAGE_KNOB.get(stage) == key:
+            _has_a_place(stage, values)
+        return out
+    return check
+
+
+def _has_a_place(stage: str, values: Mapping[str, Any]) -> None:
+    """Raise the core's ``SettingsError`` when ``stage`` is on but missing from the order the
+    values choose. Only this stage's knobs are set, so the refusal is about this stage; a value
+    that is not a number, or an order that does not parse, is left to its own check."""
+    from decoding_lab.settings import SamplingSettings
+    preset = str(values.get("order_preset") or "transformers").strip()
+    order = str(values.get("custom_order") or "") if preset == CUSTOM else preset
+    try:
+        knobs = {k: as_number(k, values[k]) for k, p in PARAMS.items() if p.stage == stage and k in values}
+        SamplingSettings(**knobs, order=order)
+    except SettingsError as e:
+        if str(e).startswith(f"{stage} is not in") or str(e).startswith(f"stage(s) {stage} are on"):
+            raise
+    except (UserError, ValueError, TypeError):
+        return
+
+
+def prompt_check(value: Any, values: Mapping[str, Any]) -> Any:
+    """A raw prompt (no chat template) must give the model at least one token to continue from:
+    an empty one does for a tokenizer that writes a BOS token (Gemma), not for one that does not
+    (SmolLM2). Checked on the chosen model when this process already holds it (loading a model is
+    the event's work, not a check's); otherwise the event says the same after it starts.
+
+    >>> prompt_check("", {"chat": "chat"}), prompt_check("Hi", {"chat": "raw"})
+    ('', 'Hi')
+    """
+    text = value if isinstance(value, str) else ""
+    if values.get("chat") != "raw" or text:
+        return value
+    from decoding_lab.backends.registry import canonical, loaded_models
+    hub = values.get("hub_id", values.get("hub"))
+    name = hub.strip() if isinstance(hub, str) and hub.strip() else values.get("model")
+    try:
+        key = canonical(str(name or ""))
+    except UserError:
+        return value        # the model's own check names that
+    held = {lm.name: lm for lm in loaded_models()}   # a loaded model's name is its canonical key
+    if key in held and not held[key].tokenizer("")["input_ids"]:
+        raise SettingsError.coded("empty_prompt")
+    return value
 
 
 def _order_check(value: Any, values: Mapping[str, Any]) -> Any:

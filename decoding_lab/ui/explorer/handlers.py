@@ -22,8 +22,8 @@ from decoding_lab.ui.common.i18n import t
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.state import CUSTOM, SETTING_KEYS, number_input, values_from_settings
 from decoding_lab.ui.common.tab import TabContext, inputs_of, named, preset_settings
-from decoding_lab.ui.common.validate import (choice_check, model_check, number_check, settings_checks, validator,
-                                             watch)
+from decoding_lab.ui.common.validate import (choice_check, model_check, number_check, prompt_check, settings_checks,
+                                             validator, watch)
 from decoding_lab.ui.explorer import engines, onboarding, strings
 from decoding_lab.ui.explorer.busy import calm_when_busy
 from decoding_lab.ui.explorer.parts import ExplorerParts
@@ -38,7 +38,7 @@ LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
 CHECKS = {**settings_checks(), "top_n": number_check("top-N", *TOP_N_RANGE, integer=True),
           "n": number_check("N", 1, 1024, integer=True), "chat": choice_check("prompt format", lambda: ("chat", "raw")),
           "order_preset": choice_check("stage order", lambda: (*PRESET_ORDERS, CUSTOM)),
-          "model": model_check}
+          "model": model_check, "prompt": prompt_check}
 
 
 def prepare(req: ExplorerRequest, session: ExplorerSession | None, started: bool = False,
