@@ -257,14 +257,24 @@ def test_lesson_13_in_chinese_which_temperature_leaves_problems_without_a_signal
     page.click("#lang-radio input[value='en']")
 
 
-def test_lesson_10_a_pointer_that_names_the_result_waits_for_the_run(page):
+def test_lesson_10_a_pointer_that_names_the_result_waits_for_the_run(browser, app_url):
     """The two-engine screen asks which first token llama.cpp writes: "What to look at" names the
-    answer, so it says nothing of it until the prediction has been made and run."""
-    from conftest_app import SHOTS
-    # after lesson 13's test: picking the lesson already open would leave it on the screen it was on
+    answer, so it says nothing of it until the prediction has been made and run. The screen is
+    opened by its link (``screen`` counts from 0), the way a teacher hands it out."""
     les = next(x for x in LESSONS if x.number == 10)
     exp = next(e for e in les.experiments if e.id == "same-gguf-first-token")
-    open_screen(page, les, exp.screen)
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = open_page(ctx.new_page(), f"{app_url}?tab=lessons&lesson={les.number}&screen={exp.screen - 1}")
+    try:
+        _pointer_waits_for_the_run(page, exp)
+    finally:
+        ctx.close()
+
+
+def _pointer_waits_for_the_run(page, exp) -> None:
+    from conftest_app import SHOTS
+    page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes(' {exp.screen} ')",
+                           timeout=WAIT_MS)
     page.wait_for_selector("#lesson-run", state="visible", timeout=WAIT_MS)
     page.wait_for_function("document.querySelector('#lesson-look').innerText.includes('once you have made')",
                            timeout=WAIT_MS)
