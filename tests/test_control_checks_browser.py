@@ -85,8 +85,9 @@ def test_an_engine_only_stage_and_an_empty_raw_prompt_are_refused_beside_their_c
     page = open_page(ctx.new_page(), app_url + "?dry=0.8")
     try:
         page.get_by_text("More samplers (llama.cpp)").first.click()   # the DRY control's box
-        page.wait_for_function("parseFloat(document.querySelector('#dry input[type=number]').value) === 0.8",
-                               timeout=30_000)
+        # the box's controls are drawn when it opens: wait for the control, then for the link's value in it
+        page.wait_for_function("parseFloat((document.querySelector('#dry input[type=number]') || {}).value) === 0.8",
+                               timeout=60_000)
         page.click("#step-btn")
         page.wait_for_function("(document.querySelector('#dry .validation-error') || {}).innerText", timeout=60_000)
         page.wait_for_timeout(1000)
