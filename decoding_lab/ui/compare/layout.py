@@ -18,6 +18,7 @@ from decoding_lab.ui.common.state import DEFAULTS, Labels
 from decoding_lab.ui.common.tab import TabContext
 from decoding_lab.ui.common.controls import model_prompt_row
 from decoding_lab.ui.compare.parts import CompareParts
+from decoding_lab.ui.compare.request import MAX_NEW_TOKENS
 from decoding_lab.ui.compare.strings import tr
 from decoding_lab.ui.compare.views import output_html, table_headers
 
@@ -66,7 +67,7 @@ def build_layout(ctx: TabContext) -> CompareParts:
         # min_width: on a phone the row wraps instead of squeezing a label to one character a line
         ncols = L(CheckedSlider(2, MAX_COLS, value=3, step=1, label=t(lang, "cmp_columns"), elem_id="cmp-ncols",
                                 min_width=200), "cmp_columns")
-        max_new = L(CheckedSlider(4, 256, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new",
+        max_new = L(CheckedSlider(4, MAX_NEW_TOKENS, value=40, step=1, label=t(lang, "max_new_tokens"), elem_id="cmp-max-new",
                                   min_width=200), "max_new_tokens")
         run = L(gr.Button(t(lang, "cmp_run"), variant="primary", elem_id="cmp-run"), "cmp_run", "value")
         stop = L(gr.Button(t(lang, "stop"), variant="stop", elem_id="cmp-stop"), "stop", "value")

@@ -16,7 +16,7 @@ from decoding_lab.ui.common.validate import check_choice
 from decoding_lab.ui.compare import views
 from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
 
-MAX_NEW_TOKENS = 512
+MAX_NEW_TOKENS = 256  # the slider's own maximum: the API takes no more than the page offers
 
 
 @dataclass(frozen=True)

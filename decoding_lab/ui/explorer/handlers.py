@@ -27,7 +27,7 @@ from decoding_lab.ui.common.validate import (choice_check, model_check, number_c
 from decoding_lab.ui.explorer import engines, onboarding, strings
 from decoding_lab.ui.explorer.busy import calm_when_busy
 from decoding_lab.ui.explorer.parts import ExplorerParts
-from decoding_lab.ui.explorer.request import TOP_N_RANGE, ExplorerRequest, ExplorerSession, new_session, session_for
+from decoding_lab.ui.explorer.request import MAX_STEP_N, TOP_N_RANGE, ExplorerRequest, ExplorerSession, new_session, session_for
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
 FULL_EVERY = 1.0  # seconds between full redraws while playing
@@ -36,7 +36,7 @@ LESSON_TOP_N = 20  # the tokens shown after a lesson's preset is loaded
 
 #: What the step-like events check beside each control before they run (``common.validate``).
 CHECKS = {**settings_checks(), "top_n": number_check("top-N", *TOP_N_RANGE, integer=True),
-          "n": number_check("N", 1, 1024, integer=True), "chat": choice_check("prompt format", lambda: ("chat", "raw")),
+          "n": number_check("N", 1, MAX_STEP_N, integer=True), "chat": choice_check("prompt format", lambda: ("chat", "raw")),
           "order_preset": choice_check("stage order", lambda: (*PRESET_ORDERS, CUSTOM)),
           "model": model_check, "prompt": prompt_check}
 
@@ -152,7 +152,7 @@ def wire(ctx: TabContext, ui: ExplorerParts) -> dict[str, Any]:
         return render(ui, req.lang, session)
 
     def on_step_n(v: dict) -> Iterator[dict]:
-        n = whole_number(v["n"], "N", 1, 1024)
+        n = whole_number(v["n"], "N", 1, MAX_STEP_N)
         req = ExplorerRequest.from_inputs(v)
         yield from run(req, viewed(prepare(req, v["session"], v["started"]), v), n)
 

@@ -19,6 +19,7 @@ from decoding_lab.ui.common.sessions import session_state
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, Labels
 from decoding_lab.ui.explorer import engines, onboarding, popover
 from decoding_lab.ui.explorer.parts import ExplorerParts
+from decoding_lab.ui.explorer.request import MAX_STEP_N
 from decoding_lab.ui.explorer.strings import tr
 from decoding_lab.ui.explorer.views import TABLE_KEYS
 
@@ -88,7 +89,7 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
             status = gr.Markdown(t(lang, "no_session"), elem_id="status")
             with gr.Row(elem_classes=["step-buttons"]):
                 step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")
-                n_steps = L(CheckedNumber(8, step=1, minimum=1, maximum=256, label=t(lang, "n_steps"),
+                n_steps = L(CheckedNumber(8, step=1, minimum=1, maximum=MAX_STEP_N, label=t(lang, "n_steps"),
                                           elem_id="n-steps", min_width=70, scale=1), "n_steps")
                 step_n = L(gr.Button(t(lang, "step_n"), elem_id="step-n-btn", scale=1), "step_n", "value")
                 play = L(gr.Button(t(lang, "play"), elem_id="play-btn", scale=1), "play", "value")

@@ -26,6 +26,8 @@ from decoding_lab.ui.common.validate import check_choice
 CONTROL_NAMES: tuple[str, ...] = ("model", "hub_id", "prompt", "chat", *SETTING_KEYS, "top_n")
 CURVE_GRID = stats.default_temperature_grid(n=32)  # H(T) is smooth: 32 points draw it well
 TOP_N_RANGE = urlstate.TOP_N_RANGE   # one range for the API and for share links
+#: Step ×N's largest N: the page's own box's maximum, so that an API caller may ask no more than a visitor.
+MAX_STEP_N = 256
 
 
 @dataclass(frozen=True)
