@@ -18,10 +18,11 @@ from decoding_lab.ui.common.state import DEFAULTS, Labels
 from decoding_lab.ui.common.tab import TabContext
 from decoding_lab.ui.common.controls import model_prompt_row
 from decoding_lab.ui.compare.parts import CompareParts
-from decoding_lab.ui.compare.request import MAX_NEW_TOKENS
 from decoding_lab.ui.compare.strings import tr
 from decoding_lab.ui.compare.views import output_html, table_headers
 
+#: New tokens per column at most: the slider's maximum, and the API's (``request.CompareRequest``).
+MAX_NEW_TOKENS = 256
 MAX_COLS = 4
 #: Each column's settings: the strategy, every row of the parameter table, the order, the beam knobs.
 SETTING_COL_KEYS: tuple[str, ...] = tuple(PARAMS)

@@ -14,9 +14,7 @@ from decoding_lab.ui.common.controls import model_names
 from decoding_lab.ui.common.state import as_number, number_input
 from decoding_lab.ui.common.validate import check_choice
 from decoding_lab.ui.compare import views
-from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, SAMPLE_ONLY, SETTING_COL_KEYS
-
-MAX_NEW_TOKENS = 256  # the slider's own maximum: the API takes no more than the page offers
+from decoding_lab.ui.compare.layout import COL_KEYS, MAX_COLS, MAX_NEW_TOKENS, SAMPLE_ONLY, SETTING_COL_KEYS
 
 
 @dataclass(frozen=True)
