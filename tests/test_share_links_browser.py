@@ -261,3 +261,41 @@ def test_a_run_whose_settings_changed_is_not_replayed_by_its_link(browser, app_u
         page.screenshot(path=str(SHOTS / "share_settings_changed.png"))
     finally:
         ctx.close()
+
+
+def test_a_long_link_replays_its_first_steps_and_asks_before_the_rest(browser, app_url, smollm):
+    """A posted link with many steps must not start that whole job for everyone who opens it: the
+    page replays the first LINK_REPLAY_STEPS, says so, keeps the whole run in the address bar, and
+    replays the rest only when the visitor presses the button; the text is then the core's."""
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+    from decoding_lab.ui.common.urlstate import LINK_REPLAY_STEPS
+
+    total = LINK_REPLAY_STEPS + 6
+    prompt = "1, 2, 3, 4, 5,"    # greedy counting: no end-of-sequence for dozens of tokens
+    core = Stepper.from_prompt(smollm, prompt, False, SamplingSettings(temperature=0.0))
+    core.steps(total)
+    assert not core.finished
+    link = app_url + "?" + urlencode({"model": "smollm2-135m-instruct", "prompt": prompt, "chat": "raw", "T": 0,
+                                      "steps": total})
+    ctx, page = fresh(browser, link)
+    try:
+        page.wait_for_function(f"{TOKENS}.length === {LINK_REPLAY_STEPS}", timeout=240_000)
+        page.wait_for_selector("#replay-rest-btn", state="visible")
+        assert "Replay the other 6 steps of the link" in page.inner_text("#replay-rest-btn")
+        status = page.inner_text("#status")
+        assert f"This link names {total} steps; the first {LINK_REPLAY_STEPS} were replayed" in status, status
+        page.wait_for_function(f"location.search.includes('steps={total}')")   # still the whole run
+        page.wait_for_timeout(2000)
+        assert len(page.evaluate(TOKENS)) == LINK_REPLAY_STEPS   # nothing more ran by itself
+        page.screenshot(path=str(SHOTS / "share_long_link_paused.png"))
+        page.click("#replay-rest-btn")
+        page.wait_for_function(f"{TOKENS}.length === {total}", timeout=240_000)
+        page.wait_for_selector("#replay-rest-btn", state="hidden")
+        shown = page.evaluate(TOKENS)
+        assert "".join(shown).replace("↵", "\n") == "".join(tr.chosen_token for tr in core.traces)
+        assert "This link names" not in page.inner_text("#status")
+        assert query(page)["steps"] == str(total)
+        assert not page.query_selector(".toast-body.error")
+    finally:
+        ctx.close()

@@ -17,13 +17,47 @@ from urllib.parse import urlencode
 from decoding_lab.errors import SettingsError
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
+from decoding_lab.ui.common.i18n import Namespace, register
 from decoding_lab.ui.common.state import CUSTOM, DEFAULTS, INT_KEYS
+
+#: What a link's reader says about a part it skipped, in the language the link opens in.
+register("link", {
+    "bad_steps": "steps={got} is not a whole number of steps; nothing replayed",
+    "max_steps": "steps={steps}: this deployment replays at most {max} (DECODING_LAB_MAX_NEW_TOKENS)",
+    "bad_force": "force={got} is not step:token; skipped",
+    "bad_lang": "lang={got} is not a language of this page (en, zh); showing English",
+    "nan": "{name}={got} is not a number; kept the default",
+    "refused": "{name}={got}: {why}; kept the default",
+    "n_nan": "n={got} is not a number",
+    "n_range": "n={got}: tokens shown must be a whole number from {lo} to {hi}; kept the default",
+    "bad_order": "order={got}: {why}; kept the default order",
+}, {
+    "bad_steps": "steps={got} 不是整数步数；没有重放",
+    "max_steps": "steps={steps}：这个部署最多重放 {max} 步（DECODING_LAB_MAX_NEW_TOKENS）",
+    "bad_force": "force={got} 不是“步:词元”的形式；已跳过",
+    "bad_lang": "lang={got} 不是这个页面的语言（en、zh）；显示英文",
+    "nan": "{name}={got} 不是数字；保留默认值",
+    "refused": "{name}={got}：{why}；保留默认值",
+    "n_nan": "n={got} 不是数字",
+    "n_range": "n={got}：显示的词元数必须是 {lo} 到 {hi} 之间的整数；保留默认值",
+    "bad_order": "order={got}：{why}；保留默认顺序",
+})
+_note = Namespace("link")
+
+
+def _why(exc: BaseException, lang: str) -> str:
+    from decoding_lab.ui.common.errors import localised
+    return localised(exc, lang)
 
 #: control key -> short URL key, one per row of the core's parameter table
 URL_KEYS: dict[str, str] = {k: p.url_key for k, p in PARAMS.items()}
 INTS = INT_KEYS
 MAX_PROMPT = 4000
 MAX_TEXT_VALUE = 400   # a logit-bias list in a link
+#: Opening a link replays at most this many of its steps by itself; the rest waits for the visitor
+#: to ask (a posted link with ``steps=1024`` would otherwise start that whole job for everyone who
+#: opens it).
+LINK_REPLAY_STEPS = 32
 TOP_N_RANGE = (1, 200)  # the Explorer's "tokens shown" (``explorer.request.TOP_N_RANGE``)
 
 
@@ -98,20 +132,19 @@ def encode_run(steps: int, forced: list[tuple[int, int]]) -> str:
     return urlencode(q)
 
 
-def decode_run(params: Mapping[str, str], max_steps: int) -> tuple[int, dict[int, int], list[str]]:
-    """(steps, {step: forced token id}, notes) from a link; a bad part is skipped with a note,
-    and a run longer than the deployment allows is cut to ``max_steps`` (said in a note)."""
+def decode_run(params: Mapping[str, str], max_steps: int, lang: str = "en") -> tuple[int, dict[int, int], list[str]]:
+    """(steps, {step: forced token id}, notes in ``lang``) from a link; a bad part is skipped with a
+    note, and a run longer than the deployment allows is cut to ``max_steps`` (said in a note)."""
     notes: list[str] = []
     steps = 0
     if params.get("steps"):
         n = _finite(params["steps"])
         if n is None or n < 0 or not n.is_integer():
-            notes.append(f"steps={params['steps']!r} is not a whole number of steps; nothing replayed")
+            notes.append(_note(lang, "bad_steps", got=repr(params["steps"])))
         else:
             steps = int(n)
             if steps > max_steps:
-                notes.append(f"steps={steps}: this deployment replays at most {max_steps} "
-                             "(DECODING_LAB_MAX_NEW_TOKENS)")
+                notes.append(_note(lang, "max_steps", steps=steps, max=max_steps))
                 steps = max_steps
     forced: dict[int, int] = {}
     for part in str(params.get("force") or "").split(","):
@@ -119,7 +152,7 @@ def decode_run(params: Mapping[str, str], max_steps: int) -> tuple[int, dict[int
             continue
         step, _, tok = part.partition(":")
         if not (step.strip().isdigit() and tok.strip().isdigit()):
-            notes.append(f"force={part[:40]!r} is not step:token; skipped")
+            notes.append(_note(lang, "bad_force", got=repr(part[:40])))
             continue
         if int(step) < steps:
             forced[int(step)] = int(tok)
@@ -135,19 +168,28 @@ def _finite(text: Any) -> float | None:
     return num if math.isfinite(num) else None
 
 
+def link_lang(params: Mapping[str, str]) -> str:
+    """The language a link opens in (``lang=zh…`` Chinese, anything else English)."""
+    return "zh" if str(params.get("lang") or "").strip().lower().startswith("zh") else "en"
+
+
 def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """Query parameters -> ({control key: value}, [notes about skipped values]).
+    """Query parameters -> ({control key: value}, [notes about skipped values, in the link's language]).
 
     Keys in the result: model, prompt, chat, lang, top_n and every settings key present."""
     out: dict[str, Any] = {}
     notes: list[str] = []
+    lang = link_lang(params)
     for key in ("model", "prompt"):
         if params.get(key):
             out[key] = str(params[key])[:MAX_PROMPT]
     if params.get("chat") in ("chat", "raw"):
         out["chat"] = params["chat"]
     if params.get("lang"):
-        out["lang"] = "zh" if str(params["lang"]).lower().startswith("zh") else "en"
+        lang = str(params["lang"]).strip().lower()
+        out["lang"] = "zh" if lang.startswith("zh") else "en"
+        if not (lang.startswith("zh") or lang.startswith("en")):
+            notes.append(_note(lang, "bad_lang", got=repr(str(params["lang"])[:20])))
     for key, short in URL_KEYS.items():
         if short not in params:
             continue
@@ -160,20 +202,19 @@ def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
             continue
         num = _finite(params[short])
         if num is None:
-            notes.append(f"{short}={params[short]!r} is not a number; kept the default")
+            notes.append(_note(lang, "nan", name=short, got=repr(params[short])))
             continue
         value = int(num) if key in INTS and num.is_integer() else num
         try:
             out[key] = PARAMS[key].check(value)
         except SettingsError as e:
-            notes.append(f"{short}={params[short]!r}: {e}; kept the default")
+            notes.append(_note(lang, "refused", name=short, got=repr(params[short]), why=_why(e, lang)))
     if params.get("n"):
         n = _finite(params["n"])
         if n is None:
-            notes.append(f"n={params['n']!r} is not a number")
+            notes.append(_note(lang, "n_nan", got=repr(params["n"])))
         elif not (TOP_N_RANGE[0] <= n <= TOP_N_RANGE[1] and n.is_integer()):
-            notes.append(f"n={params['n']!r}: tokens shown must be a whole number from {TOP_N_RANGE[0]} to "
-                         f"{TOP_N_RANGE[1]}; kept the default")
+            notes.append(_note(lang, "n_range", got=repr(params["n"]), lo=TOP_N_RANGE[0], hi=TOP_N_RANGE[1]))
         else:
             out["top_n"] = int(n)
     order = (params.get("order") or "").strip()
@@ -182,6 +223,12 @@ def decode(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
             out["order_preset"] = order.lower()
             out["custom_order"] = ",".join(PRESET_ORDERS[order.lower()])
         else:
-            out["order_preset"] = CUSTOM
-            out["custom_order"] = order
+            from decoding_lab.settings import parse_order
+            try:
+                parse_order(order)
+            except SettingsError as e:   # the next Step would refuse it: say so now, keep the default
+                notes.append(_note(lang, "bad_order", got=repr(order[:60]), why=_why(e, lang)))
+            else:
+                out["order_preset"] = CUSTOM
+                out["custom_order"] = order
     return out, notes

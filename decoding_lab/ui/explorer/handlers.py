@@ -27,7 +27,8 @@ from decoding_lab.ui.common.validate import (choice_check, model_check, number_c
 from decoding_lab.ui.explorer import engines, onboarding, strings
 from decoding_lab.ui.explorer.busy import calm_when_busy
 from decoding_lab.ui.explorer.parts import ExplorerParts
-from decoding_lab.ui.explorer.request import MAX_STEP_N, TOP_N_RANGE, ExplorerRequest, ExplorerSession, new_session, session_for
+from decoding_lab.ui.explorer.request import (MAX_STEP_N, TOP_N_RANGE, ExplorerRequest, ExplorerSession, LinkRest,
+                                              new_session, session_for)
 from decoding_lab.ui.explorer.views import dist_view, render, step_table, text_views, view_components
 
 FULL_EVERY = 1.0  # seconds between full redraws while playing
@@ -256,21 +257,48 @@ def wire(ctx: TabContext, ui: ExplorerParts) -> dict[str, Any]:
 
     def on_replay(v: dict) -> dict:
         """A shared link's run, replayed: the controls hold the link's settings (the page set
-        them), ``replay`` its steps and forced tokens; the same seed gives the same tokens."""
+        them), ``replay`` its steps and forced tokens; the same seed gives the same tokens. At
+        most ``urlstate.LINK_REPLAY_STEPS`` steps run by themselves: a longer link waits for the
+        visitor's "Replay the other … steps" (``on_replay_rest``)."""
         from urllib.parse import parse_qsl
-        steps, forced, notes = urlstate.decode_run(dict(parse_qsl(v["replay"] or "")), max_new_tokens_limit())
+        steps, forced, notes = urlstate.decode_run(dict(parse_qsl(v["replay"] or "")), max_new_tokens_limit(),
+                                                   v["lang"])
         for note in notes:
             warn(note, v["lang"])
         req = ExplorerRequest.from_inputs(v)
         if steps == 0:
             return {ui.replay: gr.update()}
         session = viewed(session_for(req), v)
+        st = session.stepper
         with session.locked(req.lang):
-            for i in range(steps):
-                if session.stepper.finished:
+            for i in range(min(steps, urlstate.LINK_REPLAY_STEPS)):
+                if st.finished:
                     break
                 session.step(force_token_id=forced.get(i))
+        if steps > len(st.tokens) and not st.finished:
+            session.link_rest = LinkRest(steps, forced, tuple(st.tokens))
         return render(ui, req.lang, session)
+
+    def on_replay_rest(v: dict) -> Iterator[dict]:
+        """The rest of a long link's run, on the visitor's request, streamed like Step ×N (Stop
+        cancels it; the button then offers what is still left)."""
+        session, lang = v["session"], v["lang"]
+        rest = session.pending_link() if session is not None else None
+        if rest is None:
+            raise SessionError("nothing of the link is left to replay (the run on screen is no longer the link's)")
+        st = session.stepper
+        last_full = 0.0
+        while len(st.tokens) < rest.total and not st.finished and len(st.tokens) < st.max_new_tokens:
+            with session.locked(lang):
+                session.step(force_token_id=rest.forced.get(len(st.tokens)))
+            rest.tokens = tuple(st.tokens)
+            now = time.perf_counter()
+            if session.pending_link() is None or now - last_full >= FULL_EVERY:
+                last_full = now
+                yield render(ui, lang, session)
+            else:
+                yield text_views(ui, lang, session)
+        session.link_rest = None   # done (the last step above drew everything)
 
     def on_show_cut(v: dict) -> dict:
         out = fill(ui, onboarding.CUT_PRESET, v["lang"])
@@ -318,6 +346,10 @@ def wire(ctx: TabContext, ui: ExplorerParts) -> dict[str, Any]:
     # set the controls; replaying is a model job like any Step.
     ev["replay"] = ui.replay.change(*model_job(on_replay, {"replay": ui.replay}), [*views_out, ui.replay],
                                     api_name="explorer_replay", **busy)
+    ev["replay_rest"] = ui.replay_more.click(*model_job(on_replay_rest, with_controls=False), views_out,
+                                             api_name="explorer_replay_rest", **busy)
+    ui.stop.click(None, None, None, cancels=[ev["replay_rest"]], api_visibility="private")
+    ui.reset.click(None, None, None, cancels=[ev["replay_rest"]], api_visibility="private")
     # Write the share query into the address bar (no server round trip); the page's own keys
     # (tab, lesson, screen) stay.
     ev["share"] = ui.share.change(None, [ui.share], None, js="(q) => { if (q) { window.dlSetRun(q); } return []; }")

@@ -87,6 +87,8 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
         with gr.Column(scale=3, min_width=480, elem_id="explorer-main"):
             onboard = onboarding.strip(L, lang)   # first visit only (see onboarding.py)
             status = gr.Markdown(t(lang, "no_session"), elem_id="status")
+            # a long shared link replays its first steps only; this asks for the rest (views.replay_more_button)
+            replay_more = gr.Button("", visible=False, variant="primary", size="sm", elem_id="replay-rest-btn")
             with gr.Row(elem_classes=["step-buttons"]):
                 step = L(gr.Button(t(lang, "step"), variant="primary", elem_id="step-btn", scale=2), "step", "value")
                 n_steps = L(CheckedNumber(8, step=1, minimum=1, maximum=MAX_STEP_N, label=t(lang, "n_steps"),
@@ -134,7 +136,7 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
                                      interactive=False), "share")
     return ExplorerParts(session=session, started=started, model=model, hub=hub, prompt=prompt, chat=chat,
                          settings=settings, engine_defaults=engine_defaults, engine_note=engine_note, top_n=top_n,
-                         onboard=onboard, status=status, step=step, n_steps=n_steps, step_n=step_n, play=play,
+                         onboard=onboard, status=status, replay_more=replay_more, step=step, n_steps=n_steps, step_n=step_n, play=play,
                          stop=stop, undo=undo, reset=reset, gen_label=gen_label, gen=gen, alt_pick=alt_pick,
                          alt_force=alt_force, dist=dist, log_y=log_y, candidates=candidates, force=force,
                          branches=branches, restore=restore, replay=replay, click_token=click_token,

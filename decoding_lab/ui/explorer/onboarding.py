@@ -1,5 +1,6 @@
 """The first minute: a strip on a visitor's first visit that says how to read the screen, in
-three lines, with one button that loads a step where decoding visibly cuts something.
+three lines, with one button that loads a step where decoding visibly cuts something (and then
+scrolls its bars into view) and one that opens the Lessons tab, where a newcomer should start.
 
 Whether the visitor has seen it lives in their browser (``localStorage``), so nothing about
 them is kept on the server. The page starts with the strip hidden (CSS); a page-load script
@@ -27,6 +28,27 @@ CUT_PRESET: dict[str, Any] = {"prompt": "Tell me a story.", "chat": True, "steps
 SEEN_KEY = "decoding-lab-onboarded"
 SHOW_IF_NEW_JS = f"() => {{ if (!localStorage.getItem('{SEEN_KEY}')) document.body.classList.add('dl-new'); }}"
 REMEMBER_JS = f"() => {{ localStorage.setItem('{SEEN_KEY}', '1'); document.body.classList.remove('dl-new'); }}"
+#: "Start with the lessons": the Lessons tab's own button, pressed (no server round trip).
+OPEN_LESSONS_JS = "() => { const b = document.querySelector('#tab-lessons-button'); if (b) b.click(); return []; }"
+#: After "Show me a cut": bring the chart's bars (the cut) into the window, keeping as much of the
+#: status line and the text above it as fits. At 1366 x 768 the chart starts about 600 px down and
+#: its cut bars would sit below the fold. Waits for the new step's chart (its data carries the cut
+#: stages) for up to three seconds.
+SCROLL_TO_CUT_JS = """() => {
+  const go = (tries) => {
+    const chart = document.querySelector('#dist-chart'), plot = chart && chart.querySelector('.js-plotly-plot');
+    const ready = plot && plot.data && plot.data.some((d) => String(d.name || '').includes('✂'));
+    if (!ready && tries > 0) { setTimeout(() => go(tries - 1), 100); return; }
+    if (!chart) return;
+    const status = document.querySelector('#status');
+    const chartBottom = chart.getBoundingClientRect().bottom + window.scrollY;
+    const want = chartBottom - window.innerHeight + 8;          // the chart's bottom edge in view
+    const limit = status ? status.getBoundingClientRect().top + window.scrollY - 8 : want;   // never past the status
+    window.scrollTo({top: Math.max(0, Math.min(want, limit)), behavior: 'instant'});
+  };
+  setTimeout(() => go(30), 60);
+  return [];
+}"""
 
 
 def strip(L: Labels, lang: str) -> OnboardingParts:
@@ -36,9 +58,11 @@ def strip(L: Labels, lang: str) -> OnboardingParts:
         with gr.Row():
             show = L(gr.Button(tr(lang, "onboard_show"), variant="primary", elem_id="onboard-show", scale=0,
                                min_width=200), "explorer.onboard_show", "value")
+            lessons = L(gr.Button(tr(lang, "onboard_lessons"), elem_id="onboard-lessons", scale=0, min_width=200),
+                        "explorer.onboard_lessons", "value")
             hide = L(gr.Button(tr(lang, "onboard_hide"), elem_id="onboard-hide", scale=0, min_width=120,
                                size="sm"), "explorer.onboard_hide", "value")
-    return OnboardingParts(text=text, show=show, hide=hide)
+    return OnboardingParts(text=text, show=show, hide=hide, lessons=lessons)
 
 
 def wire(page: Any, ui: OnboardingParts, load_cut: tuple[Any, list[Any], list[Any]]) -> None:
@@ -49,4 +73,6 @@ def wire(page: Any, ui: OnboardingParts, load_cut: tuple[Any, list[Any], list[An
     ui.show.click(None, None, None, js=REMEMBER_JS)
     fn, inputs, outputs = load_cut
     ui.show.click(fn, inputs, outputs, api_name="explorer_show_a_cut", concurrency_id="model",
-                  show_progress="minimal")
+                  show_progress="minimal").success(None, None, None, js=SCROLL_TO_CUT_JS)
+    # the strip stays until "Got it": a newcomer may read the lessons first and come back
+    ui.lessons.click(None, None, None, js=OPEN_LESSONS_JS)

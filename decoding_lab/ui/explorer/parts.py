@@ -13,11 +13,13 @@ from decoding_lab.ui.common.controls import CheckedDropdown, CheckedNumber, Chec
 
 @dataclass(slots=True)
 class OnboardingParts:
-    """The first-visit strip: three lines on how to read the screen, "Show me a cut", "Got it"."""
+    """The first-visit strip: three lines on how to read the screen, "Show me a cut", "Start with
+    the lessons", "Got it"."""
 
     text: gr.Markdown
     show: gr.Button
     hide: gr.Button
+    lessons: gr.Button
 
 
 @dataclass(slots=True)
@@ -39,6 +41,7 @@ class ExplorerParts:
     # the main column
     onboard: OnboardingParts
     status: gr.Markdown
+    replay_more: gr.Button       # "Replay the other N steps" of a long shared link (hidden otherwise)
     step: gr.Button
     n_steps: CheckedNumber
     step_n: gr.Button

@@ -64,6 +64,18 @@ class ExplorerRequest:
 
 
 @dataclass
+class LinkRest:
+    """The steps of a shared link not yet replayed (opening a link replays at most
+    ``urlstate.LINK_REPLAY_STEPS``): the link's whole length, its forced tokens by step, and the
+    tokens of the run when the replay paused. It stays valid only while the run on screen is
+    exactly that run (a Step, Undo or force of the visitor's own makes it another run)."""
+
+    total: int
+    forced: dict[int, int]
+    tokens: tuple[int, ...]
+
+
+@dataclass
 class ExplorerSession(Session):
     """One visitor's Explorer: the stepper plus what it was built from."""
 
@@ -74,6 +86,15 @@ class ExplorerSession(Session):
     log_y: bool = False  # the distribution chart on a log scale (a view choice, kept with the run)
     notice: str = ""     # a string key the status line adds once ("new_run": the prompt or model changed)
     step_settings: list[Any] = field(default_factory=list)   # the settings each step ran with, in order
+    link_rest: LinkRest | None = None   # a shared link's steps not replayed yet (``pending_link``)
+
+    def pending_link(self) -> LinkRest | None:
+        """The link's steps still to replay, if the run on screen is still the one the link
+        replayed so far (and can go on), else None."""
+        rest, st = self.link_rest, self.stepper
+        if rest is None or tuple(st.tokens) != rest.tokens or st.finished or len(st.tokens) >= rest.total:
+            return None
+        return rest
 
     def settings_changed_at(self) -> int | None:
         """The first step of the run on screen that ran with other settings than those now on,

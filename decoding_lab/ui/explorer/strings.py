@@ -24,6 +24,7 @@ EN: dict[str, str] = {
     "whitespace_note": "␣ = space · ↵ = newline",
     "tok_label": "step {step} · id {id} · rank {rank} · p raw {raw:.4f} · p final {final:.4f}",
     "tok_forced": " · forced",
+    "cand_p": "p raw {raw:.3f} · final {final:.3f}",
     "chosen_row": "{token} (id {id}, rank {rank}, p raw {raw:.4f}, p final {final:.4f})",
     "r_reported": "Reported by the server",
     "settings_changed": "⚠ The settings changed during this run (step {step} ran with others): its link opens "
@@ -70,12 +71,31 @@ EN: dict[str, str] = {
                   "1. **Step** asks the model for the probability of every possible next token, then decoding picks one.  \n"
                   "2. On the chart, light bars are what the model said; blue is what decoding kept, orange the pick, "
                   "and each hatched colour a token cut by a named stage (hover a bar for its numbers).  \n"
-                  "3. Change a stage in the settings (temperature, top-k, top-p …) and step again to see what it cuts.",
+                  "3. Change a stage in the settings (temperature, top-k, top-p …) and step again to see what it cuts.  \n"
+                  "**New here?** The **Lessons** tab explains all of this one idea at a time, starting with Lesson 1.",
     "onboard_show": "Show me a cut", "onboard_hide": "Got it, hide this",
+    "onboard_lessons": "📖 Start with the lessons",
     "template_summary": "chat template around your prompt ({n} lines; click to show)",
     # no silent surprises
     "new_run": "New prompt or model: this is a new run from step 0",
-    "cut_loaded": "Loaded the prompt “Tell me a story.” with T 1, top-k 10, top-p 0.7 and seed 1 (see the controls)",
+    "charts_follow": "running: the charts follow about once a second",
+    "cut_loaded": "Loaded the prompt “Tell me a story.” with T 1, top-k 10, top-p 0.7 and seed 1 (see the controls). "
+                  "The hatched bars below are the cut; the Lessons tab explains why, one stage at a time",
+    # a long shared link: the first steps replay by themselves, the rest on request
+    "link_paused": "⏸ This link names {total:,} steps; the first {done:,} were replayed when it opened (a link never "
+                   "starts a long run by itself). The button below replays the other {left:,}.",
+    "replay_rest": "▶ Replay the other {n:,} steps of the link",
+    # what only some stages know (also in the JSON export)
+    "dyn_T": "Temperature used (dynamic)",
+    "dyn_T_v": "{used:.3f}: chosen from this step's entropy, between {lo:g} (sure) and {hi:g} (unsure) around T {T:g}",
+    "dyn_T_best": "0: the range reached 0 here, so only the best token was kept",
+    "dyn_T_one": "none: a single token reached temperature, so there was nothing to scale",
+    "xtc_row": "XTC at this step",
+    "xtc_yes": "fired: removed {n} top choices, every token with p ≥ {th:g} but the least likely of them "
+               "(mass {mass:.4f})",
+    "xtc_no": "did not fire (it fires on {p:.0%} of the steps, and only when two or more tokens have p ≥ {th:g})",
+    "H_T_one": "(only one token reaches temperature, after the cuts: H(T) is 0 for every T)",
+    "st_dyn_T": "dynamic T = {used:.2f}", "st_xtc_yes": "XTC fired", "st_xtc_no": "XTC did not fire",
     # alternatives in the text
     "gen_hint": "colour = probability of the chosen token; hover or tap a token for its alternatives",
     "pop_head": "Step {step}: the top alternatives",
@@ -99,6 +119,7 @@ ZH: dict[str, str] = {
     "whitespace_note": "␣ = 空格 · ↵ = 换行",
     "tok_label": "第 {step} 步 · 编号 {id} · 排名 {rank} · 原始 p {raw:.4f} · 最终 p {final:.4f}",
     "tok_forced": " · 强制",
+    "cand_p": "原始 p {raw:.3f} · 最终 p {final:.3f}",
     "chosen_row": "{token}（编号 {id}，排名 {rank}，原始 p {raw:.4f}，最终 p {final:.4f}）",
     "r_reported": "服务器报告的",
     "settings_changed": "⚠ 这次运行中途改过设置（第 {step} 步用的是别的设置）：它的链接只在第 0 步打开这些设置，"
@@ -141,12 +162,28 @@ ZH: dict[str, str] = {
                   "1. **单步**：模型给出每个可能的下一个词元的概率，解码再从中选出一个。  \n"
                   "2. 图中浅色柱是模型给出的概率；蓝色是解码保留的，橙色是选中的，"
                   "每种带斜纹的颜色表示被某个阶段截断的词元（悬停在柱上查看数值）。  \n"
-                  "3. 在设置中修改一个阶段（温度、top-k、top-p …），再走一步，看它截断了什么。",
+                  "3. 在设置中修改一个阶段（温度、top-k、top-p …），再走一步，看它截断了什么。  \n"
+                  "**第一次来？**「课程」标签页从第 1 课开始，一次讲一个概念，把这些逐一讲清楚。",
     "onboard_show": "给我看一次截断", "onboard_hide": "知道了，隐藏",
+    "onboard_lessons": "📖 从课程开始",
     "template_summary": "包在你的提示词外的对话模板（{n} 行；点击展开）",
     "gen_hint": "颜色 = 被选词元的概率；悬停或点按词元查看其他候选",
     "new_run": "提示词或模型已更改：这是从第 0 步开始的新一轮",
-    "cut_loaded": "已载入提示词 “Tell me a story.”，T 1、top-k 10、top-p 0.7、种子 1（见各项设置）",
+    "charts_follow": "运行中：图表大约每秒更新一次",
+    "cut_loaded": "已载入提示词 “Tell me a story.”，T 1、top-k 10、top-p 0.7、种子 1（见各项设置）。"
+                  "下方带斜纹的柱就是被截断的词元；「课程」标签页会逐个阶段讲解原因",
+    "link_paused": "⏸ 这个链接共有 {total:,} 步；打开时只重放了前 {done:,} 步（链接不会自己启动一次很长的运行）。"
+                   "按下面的按钮重放其余 {left:,} 步。",
+    "replay_rest": "▶ 重放链接的其余 {n:,} 步",
+    "dyn_T": "实际使用的温度（动态温度）",
+    "dyn_T_v": "{used:.3f}：按这一步的熵选出，在 T {T:g} 附近的 {lo:g}（确定）到 {hi:g}（不确定）之间",
+    "dyn_T_best": "0：这一步的范围到达 0，所以只保留了最好的词元",
+    "dyn_T_one": "无：只有一个词元到达温度阶段，没有什么可缩放的",
+    "xtc_row": "这一步的 XTC",
+    "xtc_yes": "触发了：移除了 {n} 个首选，即所有 p ≥ {th:g} 的词元中除概率最低者以外的全部（概率质量 {mass:.4f}）",
+    "xtc_no": "没有触发（它只在 {p:.0%} 的步数上触发，而且要有两个以上词元的 p ≥ {th:g}）",
+    "H_T_one": "（经过截断后只有一个词元到达温度阶段：任何 T 下 H(T) 都是 0）",
+    "st_dyn_T": "动态 T = {used:.2f}", "st_xtc_yes": "XTC 触发了", "st_xtc_no": "XTC 没有触发",
     "pop_head": "第 {step} 步：排名靠前的候选",
     "pop_hint": "点击一个候选，在这一步强制选择它（其后的内容保存为分支）。",
     "pop_chosen": "★ 被选中 · 最终 {p}", "pop_kept": "保留 · 最终 {p}", "pop_cut": "✂ 被 {stage} 截断",
