@@ -269,6 +269,9 @@ def test_phone_puts_the_step_row_and_chart_before_the_settings(browser, app_url)
     step(page)
     title, leg = box(page, "#dist-chart .gtitle"), box(page, "#dist-chart .legend")
     assert not overlap(title, leg)
+    # every token's label is drawn (plotly alone shows every other one at this width)
+    page.wait_for_function("document.querySelectorAll('#dist-chart .xtick text').length === "
+                           f"{CHART}.data[0].x.length", timeout=10_000)
     page.screenshot(path=str(SHOTS / "teach_phone.png"), full_page=False)
     ctx.close()
 
@@ -286,3 +289,96 @@ def test_a_changed_prompt_starts_a_new_run(page):
     step(page)   # the notice is said once
     assert "new run" not in page.inner_text("#status")
     page.screenshot(path=str(SHOTS / "teach_new_run.png"))
+
+
+CUT_BARS = """Array.from(document.querySelectorAll('#dist-chart .barlayer .trace.bars')).filter(g =>
+    String(g.__data__[0].trace.name).includes('✂')).flatMap(g => Array.from(g.querySelectorAll('.point path')))
+    .map(p => { const b = p.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, h: b.height}; })"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_show_me_a_cut_brings_the_cut_into_view_and_the_strip_points_to_the_lessons(browser, app_url, lang):
+    """At 1366 x 768 the chart starts about 600 px down: after "Show me a cut" the page scrolls so
+    that every cut bar is inside the window, with no scrolling of the visitor's own. The strip's
+    "Start with the lessons" opens the Lessons tab."""
+    words = {"en": ("New here?", "Start with the lessons", "the Lessons tab explains why"),
+             "zh": ("第一次来？", "从课程开始", "「课程」标签页会逐个阶段讲解原因")}[lang]
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
+    page.locator("#onboard").first.wait_for(state="visible")
+    page.wait_for_function(f"document.querySelector('#onboard-lessons').innerText.includes({words[1]!r})")
+    assert words[0] in page.inner_text("#onboard-text")
+    page.screenshot(path=str(SHOTS / f"teach_strip_{lang}.png"))
+    assert page.evaluate("window.scrollY") == 0
+    page.click("#onboard-show")
+    page.wait_for_function(f"{CHART} && {CHART}.data.some(d => String(d.name).includes('✂'))")
+    page.wait_for_function(f"(() => {{ const b = {CUT_BARS}; return b.length > 0 && b.every(x => x.top >= 0 "
+                           "&& x.bottom <= window.innerHeight); })()", timeout=10_000)
+    cut = page.evaluate(CUT_BARS)
+    assert max(b["h"] for b in cut) > 20          # a cut one can see, inside the window
+    assert page.evaluate("window.scrollY") > 0     # the page moved, the visitor did not have to
+    assert words[2] in page.inner_text("#status")
+    page.screenshot(path=str(SHOTS / f"teach_cut_in_view_{lang}.png"))
+    ctx.close()
+
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})   # a newcomer who reads first
+    page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
+    page.locator("#onboard-lessons").first.wait_for(state="visible")
+    page.click("#onboard-lessons")
+    page.wait_for_function("document.querySelector('#tab-lessons-button').getAttribute('aria-selected') === 'true'")
+    page.wait_for_function("location.search.includes('tab=lessons')")
+    ctx.close()
+
+
+FONT = "(sel) => Array.from(document.querySelectorAll(sel)).filter(e => e.textContent.trim()).map(e => parseFloat(getComputedStyle(e).fontSize))"
+
+
+def font_sizes(page, chart: str) -> dict[str, list[float]]:
+    return {part: page.evaluate(FONT, f"#{chart} {sel}") for part, sel in
+            (("xtick", ".xtick text"), ("ytick", ".ytick text"), ("legend", ".legend .legendtext"),
+             ("title", ".gtitle"), ("axis_title", ".g-ytitle text, .g-xtitle text"))}
+
+
+def test_teacher_mode_projects_the_explorer_s_charts_and_text(browser, app_url):
+    """Opened from a teacher's link (teacher=1) at 1920 x 1080: the Explorer's charts draw every
+    label, title, legend entry and the hover box at projection size (>= 24 px), the status line
+    and the text too; unticking teacher mode gives the 12 px of reading mode back."""
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page = open_page(ctx.new_page(), app_url + CUT_QUERY + "&teacher=1")
+    # the Lessons tab (and its box) is drawn only once opened: the Explorer follows the link's teacher=1
+    page.wait_for_function("document.body.classList.contains('dl-teacher')")
+    page.click("#onboard-hide")
+    step(page)
+    page.wait_for_function("(() => { const e = document.querySelector('#dist-chart .xtick text'); "
+                           "return e && parseFloat(getComputedStyle(e).fontSize) >= 24; })()", timeout=10_000)
+    big = font_sizes(page, "dist-chart")
+    for part, sizes in big.items():
+        assert sizes and min(sizes) >= 24, (part, sizes)
+    for chart in ("funnel-chart", "entropy-chart"):
+        ticks = page.evaluate(FONT, f"#{chart} .xtick text, #{chart} .ytick text")
+        assert ticks and min(ticks) >= 24, (chart, ticks)
+    assert float(page.evaluate("parseFloat(getComputedStyle(document.querySelector('#status p')).fontSize)")) >= 24
+    assert float(page.evaluate("parseFloat(getComputedStyle(document.querySelector('#gen-box')).fontSize)")) >= 24
+    # no label runs into another: the title stays clear of the legend
+    title, leg = box(page, "#dist-chart .gtitle"), box(page, "#dist-chart .legend")
+    assert not overlap(title, leg)
+    drawn = [b for b in bars(page) if b["h"] > 20]
+    page.mouse.move(drawn[0]["x"], drawn[0]["y"])
+    page.wait_for_function("document.querySelector('#dist-chart .hoverlayer .hovertext') !== null")
+    hover = page.evaluate(FONT, "#dist-chart .hoverlayer .hovertext text")
+    assert hover and min(hover) >= 24, hover
+    page.screenshot(path=str(SHOTS / "teach_teacher_explorer_1080.png"))
+    page.locator("#dist-chart").screenshot(path=str(SHOTS / "teach_teacher_dist_chart.png"))
+
+    page.click("#tab-lessons-button")              # teacher mode off, where a teacher turns it off
+    page.wait_for_function("document.querySelector('#teacher-mode input') && "
+                           "document.querySelector('#teacher-mode input').checked")
+    page.click("#teacher-mode input")
+    page.click("#tab-explorer-button")
+    page.wait_for_function("(() => { const e = document.querySelector('#dist-chart .xtick text'); "
+                           "return e && parseFloat(getComputedStyle(e).fontSize) === 12; })()", timeout=10_000)
+    assert max(font_sizes(page, "dist-chart")["legend"]) == 12
+    step(page)   # a new figure in reading mode stays as the server drew it
+    page.wait_for_timeout(500)
+    assert max(font_sizes(page, "dist-chart")["xtick"]) == 12
+    ctx.close()
