@@ -51,12 +51,22 @@ GRADIO_ZH = {"Use via API": "通过 API 使用", "Built with Gradio": "使用 Gr
 PAGE_KEYS = (*urlstate.PAGE_KEYS, *(name for name, _ in TABS if name not in ("explorer", "lessons")))
 
 
+def _zh_titles() -> dict[str, str]:
+    """Gradio titles each checkbox of a group with its value (the core's English name of a
+    Temperature-0 path): in Chinese the page shows the path's Chinese name there too."""
+    from decoding_lab.determinism import LOCAL_VARIANTS, SERVED_VARIANTS
+    from decoding_lab.ui.determinism.strings import tr as det
+    return {name: det("zh", name) for name in (*LOCAL_VARIANTS, *SERVED_VARIANTS) if det("zh", name) != name}
+
+
 def head() -> str:
-    """The page head: the settings of ``assets/js/page.js`` as JSON, then the script itself."""
-    config = {"pageKeys": list(PAGE_KEYS), "gradioZh": GRADIO_ZH}
+    """The page head: the settings of ``assets/js/page.js`` as JSON, then the script itself, then
+    ``assets/js/plot_fit.js`` (charts in projection-size type in teacher mode, every token label on a phone)."""
+    config = {"pageKeys": list(PAGE_KEYS), "gradioZh": {**GRADIO_ZH, **_zh_titles()}}
     # "</" cannot end the script early: JSON allows "<\/" for "</"
     data = json.dumps(config, ensure_ascii=False).replace("</", "<\\/")
-    return f"<script>window.DL_CONFIG = {data};</script>\n<script>\n{script('page')}</script>\n"
+    return (f"<script>window.DL_CONFIG = {data};</script>\n<script>\n{script('page')}</script>\n"
+            f"<script>\n{script('plot_fit')}</script>\n")
 
 
 def launch_kwargs() -> dict[str, Any]:

@@ -23,8 +23,9 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "layout": "树的布局", "by_hypothesis": "按假设", "by_slot": "按束位置",
-    "early_false": "False（启发式：不太可能更好时停）", "early_true": "True（凑满 k 条完成就停）",
-    "early_never": "never（确定不可能更好时才停）",
+    "early_false": "启发式：不太可能更好时停（early_stopping=False）",
+    "early_true": "凑满 k 条完成就停（early_stopping=True）",
+    "early_never": "确定不可能更好时才停（early_stopping=\"never\"）",
     "layout_info": "按假设：一条路径保持在同一行，连线不交叉（隐藏被剪枝的候选）；按束位置：纵轴为该步的排名。"
                    "把鼠标移到节点上，会高亮它从提示词开始的路径。",
     "rows_axis": "假设", "ancestry": "光标所指节点的路径",

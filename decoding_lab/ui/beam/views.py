@@ -53,4 +53,8 @@ def status_text(result: Any, lang: str) -> str:
     reason = t(lang, f"reason_{tree.stop_reason}") if tree.stop_reason else "…"
     # the model's text as typed: a prompt can make it write Markdown (an image from elsewhere, say)
     text = code_span(result.text.replace("\n", "↵")) if result.done else "…"
-    return t(lang, "beam_status", steps=len(tree.steps), hyps=len(tree.hypotheses), reason=reason, text=text)
+    # while the search runs, ``tree.hypotheses`` is filled only at the end: count the ends the
+    # tree has already drawn as finished (the stars), so the line agrees with the picture
+    hyps = len(tree.hypotheses) if result.done else sum(c.status == "finished" for st in tree.steps
+                                                          for c in st.candidates)
+    return t(lang, "beam_status", steps=len(tree.steps), hyps=hyps, reason=reason, text=text)

@@ -20,14 +20,35 @@ def progress(lang: str, variants: tuple[str, ...], done: int) -> str:
             "</div>")
 
 
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def marked(text: str, at: int | None, lang: str) -> str:
+    """``text`` as HTML, everything from character ``at`` on highlighted (where the paths part)."""
+    if at is None or at >= len(text):
+        return html.escape(text)
+    return (f"{html.escape(text[:at])}<mark class='det-diff' title='{html.escape(tr(lang, 'parted'), quote=True)}' "
+            f"style='background:#fde68a;border-left:3px solid #d62728;padding-left:1px'>{html.escape(text[at:])}</mark>")
+
+
 def render(lang: str, out: dict | None) -> tuple[str, Any]:
     """(the paths as HTML, the margin chart) for one run; nothing before the first run."""
     if not out:
         return "", None
     runs = out["runs"]
     n = len(runs[0]["tokens"])
+    ref = out["texts"][runs[0]["name"]]
+    # where each path's text first leaves the reference's (a character inside the first token that differs)
+    parts_at = {run["name"]: _common_prefix(ref, out["texts"][run["name"]])
+                for run, div in zip(runs[1:], out["divergence"]) if div["step"] is not None}
     rows = [f"<div class='det-run'><b>{html.escape(tr(lang, runs[0]['name']))}</b> ({tr(lang, 'reference')})<br>"
-            f"<span class='det-text'>{html.escape(out['texts'][runs[0]['name']])}</span></div>"]
+            f"<span class='det-text'>{marked(ref, min(parts_at.values(), default=None), lang)}</span></div>"]
     flips = []
     for run, div in zip(runs[1:], out["divergence"]):
         if div["step"] is None:
@@ -42,7 +63,8 @@ def render(lang: str, out: dict | None) -> tuple[str, Any]:
         if run.get("others_in_flight") is not None:
             note += "; " + tr(lang, "others", k=run["others_in_flight"])
         rows.append(f"<div class='det-run'><b>{html.escape(tr(lang, run['name']))}</b>: {html.escape(note)}<br>"
-                    f"<span class='det-text'>{html.escape(out['texts'][run['name']])}</span></div>")
+                    f"<span class='det-text'>{marked(out['texts'][run['name']], parts_at.get(run['name']), lang)}"
+                    "</span></div>")
     fig = go.Figure(go.Bar(x=list(range(n)), y=runs[0]["margins"], name=tr(lang, "margin"),
                            marker_color=["#d62728" if i in flips else "#4c78a8" for i in range(n)]))
     plots.layout(fig, tr(lang, "margins"), height=300)   # the shared white look, title clear of the modebar

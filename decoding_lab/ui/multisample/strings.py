@@ -27,6 +27,7 @@ EN: dict[str, str] = {
     "status": "**{model}** on *{task}* — {done} of {total} cells{partial}; n = {n} samples × {problems} problems, "
               "up to {tokens} new tokens.",
     "partial": " (**partial sweep**: missing cells are blank)",
+    "pool": "(a pool of {pool} problems; this sweep used {used})",
     "passk_title": "pass@k versus temperature (truncation: {trunc})", "temperature": "temperature",
     "none_value": "none",
     "passk_axis": "pass@k", "best_title": "Best temperature for each k", "best_axis": "best temperature",
@@ -69,6 +70,7 @@ ZH: dict[str, str] = {
     "c_T": "T", "c_trunc": "截断", "c_pen": "惩罚", "c_pass1": "pass@1", "c_passk": "pass@{k}",
     "c_passk_se": "pass@{k} 标准误", "c_sc": "自洽性", "c_len": "平均长度", "c_rep": "4-gram 重复率",
     "no_files": "assets/sweeps 中没有扫描文件。",
+    "pool": "（题库共 {pool} 道题；这次扫描用了其中 {used} 道）",
     "bad_file": "没有名为 {name!r} 的扫描文件；可选：{names}",
 }
 

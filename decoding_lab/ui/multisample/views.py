@@ -41,12 +41,17 @@ def best_figure(result: Mapping[str, Any], lang: str = "en") -> go.Figure:
     sampled = [t for t in truncations(result) if any(c["truncation"] == t and c["temperature"] > 0
                                                      for c in result["cells"])]
     lines = [(None, tr(lang, "any"))] + ([(t, shown(t, lang)) for t in sampled] if len(sampled) > 1 else [])
-    for trunc, name in lines:
+    # The lines often coincide (the best T is the same with or without a truncation): the first is
+    # drawn widest and each next one narrower, with its own marker and dash, so none hides another.
+    symbols, dashes = ["circle", "square", "diamond", "triangle-up", "x"], ["solid", "dash", "dot", "dashdot"]
+    for i, (trunc, name) in enumerate(lines):
         best = best_by_k(result, trunc)
         ks = sorted(best)
         fig.add_trace(go.Scatter(
             x=ks, y=[best[k]["temperature"] for k in ks], mode="lines+markers", name=name,
-            line_shape="hv", customdata=[[best[k]["pass"], best[k]["stderr"], shown(best[k]["truncation"], lang)]
+            opacity=0.85,
+            line=dict(shape="hv", width=max(1.5, 8 - 2.5 * i), dash=dashes[i % len(dashes)]),
+            marker=dict(symbol=symbols[i % len(symbols)], size=max(5, 14 - 3 * i)), customdata=[[best[k]["pass"], best[k]["stderr"], shown(best[k]["truncation"], lang)]
                                          for k in ks],
             hovertemplate="k=%{x}<br>T=%{y}<br>pass@k=%{customdata[0]:.3f} ± %{customdata[1]:.3f}"
                           "<br>%{customdata[2]}<extra></extra>"))
@@ -102,17 +107,24 @@ def shown(value: str, lang: str) -> str:
     return " · ".join(tr(lang, "none_value") if part == "none" else part for part in str(value).split(" · "))
 
 
-def task_text(task: Mapping[str, Any], lang: str) -> str:
-    """The sweep's task line; a shipped task's Chinese line where there is one."""
+def task_text(task: Mapping[str, Any], lang: str, used: Any = None) -> str:
+    """The sweep's task line; a shipped task's Chinese line where there is one. The line names the
+    task's whole pool ("(81 problems)"); when the sweep ran on fewer (``used``), it says both."""
+    import re
     text = task.get("description") or task.get("name", "?")
-    return TASK_ZH.get(text, text) if lang == "zh" else text
+    text = TASK_ZH.get(text, text) if lang == "zh" else text
+    if isinstance(used, int):
+        pool = re.compile(r"（(\d+) 道题）" if lang == "zh" else r"\((\d+) problems\)")
+        text = pool.sub(lambda m: m.group(0) if int(m.group(1)) == used
+                        else tr(lang, "pool", used=used, pool=int(m.group(1))), text)
+    return text
 
 
 def status_text(result: Mapping[str, Any], lang: str = "en") -> str:
     cfg = result.get("config", {})
     done, total = result.get("cells_done", len(result["cells"])), result.get("cells_total", len(result["cells"]))
     task = result.get("task", {})
-    return tr(lang, "status", model=result.get("model", "?"), task=task_text(task, lang),
+    return tr(lang, "status", model=result.get("model", "?"), task=task_text(task, lang, cfg.get("problems")),
               done=done, total=total, partial="" if result.get("complete", done == total) else tr(lang, "partial"),
               n=n_samples(result), problems=cfg.get("problems", "?"), tokens=cfg.get("max_new_tokens", "?"))
 
