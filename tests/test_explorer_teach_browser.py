@@ -382,3 +382,24 @@ def test_teacher_mode_projects_the_explorer_s_charts_and_text(browser, app_url):
     page.wait_for_timeout(500)
     assert max(font_sizes(page, "dist-chart")["xtick"]) == 12
     ctx.close()
+
+
+def test_a_refusal_far_from_the_step_button_is_opened_and_brought_into_view(browser, app_url):
+    """On a phone the settings come after the Step button. A link that turns DRY on under transformers'
+    order opens DRY's folded box (gradio draws a closed box's controls only when it opens), and the
+    Step's refusal beside DRY is scrolled into the window instead of leaving the visitor at a Step
+    that seems to do nothing."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = open_page(ctx.new_page(), app_url + "?dry=0.8")
+    page.wait_for_function("parseFloat((document.querySelector('#dry input[type=number]') || {}).value) === 0.8",
+                           timeout=60_000)      # the box was opened by the link
+    page.click("#onboard-hide")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.click("#step-btn")
+    page.wait_for_function("(() => { const e = document.querySelector('#dry .validation-error'); if (!e) return false; "
+                           "const b = e.getBoundingClientRect(); return b.top >= 0 && b.bottom <= window.innerHeight; })()",
+                           timeout=60_000)
+    assert "dry is not in transformers generate()'s sampler" in page.inner_text("#dry .validation-error")
+    assert page.evaluate(N_TOKENS) == 0
+    page.screenshot(path=str(SHOTS / "teach_phone_refusal_in_view.png"))
+    ctx.close()

@@ -24,7 +24,8 @@ from decoding_lab.ui.common import tablink, urlstate
 from decoding_lab.ui.common.errors import warn
 from decoding_lab.ui.common.i18n import LANGS, norm_lang, t
 from decoding_lab.ui.common.sessions import SessionJobs
-from decoding_lab.ui.common.state import Labels, merge_updates
+from decoding_lab.ui.common.controls import group_keys
+from decoding_lab.ui.common.state import DEFAULTS, Labels, merge_updates
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.scripts import script
@@ -61,12 +62,13 @@ def _zh_titles() -> dict[str, str]:
 
 def head() -> str:
     """The page head: the settings of ``assets/js/page.js`` as JSON, then the script itself, then
-    ``assets/js/plot_fit.js`` (charts in projection-size type in teacher mode, every token label on a phone)."""
+    ``assets/js/plot_fit.js`` (charts in projection-size type in teacher mode, every token label on a phone)
+    and ``assets/js/refusal_view.js`` (a control's refusal out of the window is scrolled into view)."""
     config = {"pageKeys": list(PAGE_KEYS), "gradioZh": {**GRADIO_ZH, **_zh_titles()}}
     # "</" cannot end the script early: JSON allows "<\/" for "</"
     data = json.dumps(config, ensure_ascii=False).replace("</", "<\\/")
     return (f"<script>window.DL_CONFIG = {data};</script>\n<script>\n{script('page')}</script>\n"
-            f"<script>\n{script('plot_fit')}</script>\n")
+            f"<script>\n{script('plot_fit')}</script>\n<script>\n{script('refusal_view')}</script>\n")
 
 
 def launch_kwargs() -> dict[str, Any]:
@@ -205,6 +207,11 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
         for key, comp in ctl.items():
             if key != "model" and key in values:
                 out[comp] = values[key]
+        # a setting the link turns on inside a folded box opens the box: its control is drawn, and a
+        # refusal beside it (an engine-only stage under another order, say) can be seen
+        for group, box in ex.boxes.items():
+            if any(key in values and values[key] != DEFAULTS[key] for key in group_keys(group)):
+                out[box] = gr.Accordion(open=True)
         tab = str(params.get("tab") or "")
         if tab in tabs:
             out[tabs_comp] = gr.Tabs(selected=tab)
@@ -231,7 +238,7 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
         return out
 
     teacher = les.teacher if isinstance(les, LessonsParts) else None
-    outputs = _unique([ex.hub, lang_radio, tabs_comp, ex.replay, *([lesson_link] if lesson_link is not None else []),
+    outputs = _unique([ex.hub, lang_radio, tabs_comp, ex.replay, *ex.boxes.values(), *([lesson_link] if lesson_link is not None else []),
                        *([teacher] if teacher is not None else []),
                        *ctl.values(), *(c for tab in tabs.values() for c in (*tab.link.values(),
                                                                               *tab.link_restore_outputs))])

@@ -28,9 +28,12 @@ def order_choices(lang: str) -> list[tuple[str, str]]:
     return [(p, p) for p in PRESET_ORDERS] + [(t(lang, "custom"), CUSTOM)]
 
 
-def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str, gr.components.Component]:
+def setting_controls(L: Labels, lang: str = "en", prefix: str = "",
+                     boxes: dict[str, gr.Accordion] | None = None) -> dict[str, gr.components.Component]:
     """One control per row of the core's parameter table plus the order, keyed like ``SETTING_KEYS``
-    (``prefix`` keeps element ids unique if the set is ever built twice on a page)."""
+    (``prefix`` keeps element ids unique if the set is ever built twice on a page). ``boxes``, when
+    given, receives the folded boxes by parameter group ("penalties", "llama"): gradio draws a
+    closed box's controls only once it opens, so a refusal beside one of them would go unseen."""
     c: dict[str, gr.components.Component] = {}
 
     def pairs(keys: list[str]) -> None:  # two controls a row
@@ -41,12 +44,14 @@ def setting_controls(L: Labels, lang: str = "en", prefix: str = "") -> dict[str,
 
     c["temperature"] = param_control(PARAMS["temperature"], L, lang, prefix=prefix)
     pairs(group_keys("truncation"))
-    with gr.Accordion(t(lang, "penalties_box"), open=False) as acc:
+    with gr.Accordion(t(lang, "penalties_box"), open=False, elem_id=f"{prefix}penalties-box") as acc:
         L(acc, "penalties_box")
         pairs(group_keys("penalties"))
-    with gr.Accordion(t(lang, "llama_box"), open=False) as acc_llama:
+    with gr.Accordion(t(lang, "llama_box"), open=False, elem_id=f"{prefix}llama-box") as acc_llama:
         L(acc_llama, "llama_box")
         pairs(group_keys("llama"))
+    if boxes is not None:
+        boxes.update(penalties=acc, llama=acc_llama)
     with gr.Row():
         c["order_preset"] = L(CheckedDropdown(order_choices(lang), value=DEFAULTS["order_preset"],
                                           label=t(lang, "order_preset"), info=t(lang, "order_preset_info"),
@@ -81,7 +86,8 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
                          "chat", "choices", chat_choices)
             with gr.Accordion(t(lang, "stages_box"), open=True) as acc2:
                 L(acc2, "stages_box")
-                settings = setting_controls(L, lang)
+                boxes: dict[str, gr.Accordion] = {}
+                settings = setting_controls(L, lang, boxes=boxes)
                 engine_defaults, engine_note = engines.controls(L, lang)
                 top_n = L(CheckedSlider(5, 60, value=20, step=1, label=t(lang, "top_n"), elem_id="top-n"), "top_n")
         with gr.Column(scale=3, min_width=480, elem_id="explorer-main"):
@@ -135,7 +141,7 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
                 share = L(gr.Textbox("", label=t(lang, "share"), elem_id="share-query", buttons=["copy"],
                                      interactive=False), "share")
     return ExplorerParts(session=session, started=started, model=model, hub=hub, prompt=prompt, chat=chat,
-                         settings=settings, engine_defaults=engine_defaults, engine_note=engine_note, top_n=top_n,
+                         settings=settings, boxes=boxes, engine_defaults=engine_defaults, engine_note=engine_note, top_n=top_n,
                          onboard=onboard, status=status, replay_more=replay_more, step=step, n_steps=n_steps, step_n=step_n, play=play,
                          stop=stop, undo=undo, reset=reset, gen_label=gen_label, gen=gen, alt_pick=alt_pick,
                          alt_force=alt_force, dist=dist, log_y=log_y, candidates=candidates, force=force,

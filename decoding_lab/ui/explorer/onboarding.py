@@ -40,10 +40,12 @@ SCROLL_TO_CUT_JS = """() => {
     const ready = plot && plot.data && plot.data.some((d) => String(d.name || '').includes('✂'));
     if (!ready && tries > 0) { setTimeout(() => go(tries - 1), 100); return; }
     if (!chart) return;
-    const status = document.querySelector('#status');
-    const chartBottom = chart.getBoundingClientRect().bottom + window.scrollY;
-    const want = chartBottom - window.innerHeight + 8;          // the chart's bottom edge in view
-    const limit = status ? status.getBoundingClientRect().top + window.scrollY - 8 : want;   // never past the status
+    const status = document.querySelector('#status'), box = chart.getBoundingClientRect();
+    const want = box.bottom + window.scrollY - window.innerHeight + 8;   // the chart's bottom edge in view
+    // on a wide screen never past the status line (it says what was loaded); on a phone, where
+    // both do not fit, the chart comes first, but never past its own top
+    const limit = window.innerWidth < 720 ? box.top + window.scrollY - 8
+      : (status ? status.getBoundingClientRect().top + window.scrollY - 8 : want);
     window.scrollTo({top: Math.max(0, Math.min(want, limit)), behavior: 'instant'});
   };
   setTimeout(() => go(30), 60);
@@ -58,7 +60,7 @@ def strip(L: Labels, lang: str) -> OnboardingParts:
         with gr.Row():
             show = L(gr.Button(tr(lang, "onboard_show"), variant="primary", elem_id="onboard-show", scale=0,
                                min_width=200), "explorer.onboard_show", "value")
-            lessons = L(gr.Button(tr(lang, "onboard_lessons"), elem_id="onboard-lessons", scale=0, min_width=200),
+            lessons = L(gr.Button(tr(lang, "onboard_lessons"), elem_id="onboard-lessons", scale=0, min_width=240),
                         "explorer.onboard_lessons", "value")
             hide = L(gr.Button(tr(lang, "onboard_hide"), elem_id="onboard-hide", scale=0, min_width=120,
                                size="sm"), "explorer.onboard_hide", "value")

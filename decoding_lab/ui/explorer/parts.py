@@ -35,6 +35,7 @@ class ExplorerParts:
     chat: CheckedRadio
     # the decoding stages: one control per key of ``SETTING_KEYS``
     settings: dict[str, gr.components.Component]
+    boxes: dict[str, gr.Accordion]   # the folded boxes of settings, by parameter group ("penalties", "llama")
     engine_defaults: gr.Dropdown
     engine_note: gr.Markdown
     top_n: CheckedSlider

@@ -74,7 +74,7 @@ EN: dict[str, str] = {
                   "3. Change a stage in the settings (temperature, top-k, top-p …) and step again to see what it cuts.  \n"
                   "**New here?** The **Lessons** tab explains all of this one idea at a time, starting with Lesson 1.",
     "onboard_show": "Show me a cut", "onboard_hide": "Got it, hide this",
-    "onboard_lessons": "📖 Start with the lessons",
+    "onboard_lessons": "Start with the lessons →",
     "template_summary": "chat template around your prompt ({n} lines; click to show)",
     # no silent surprises
     "new_run": "New prompt or model: this is a new run from step 0",
@@ -82,7 +82,7 @@ EN: dict[str, str] = {
     "cut_loaded": "Loaded the prompt “Tell me a story.” with T 1, top-k 10, top-p 0.7 and seed 1 (see the controls). "
                   "The hatched bars below are the cut; the Lessons tab explains why, one stage at a time",
     # a long shared link: the first steps replay by themselves, the rest on request
-    "link_paused": "⏸ This link names {total:,} steps; the first {done:,} were replayed when it opened (a link never "
+    "link_paused": "This link names {total:,} steps; the first {done:,} were replayed when it opened (a link never "
                    "starts a long run by itself). The button below replays the other {left:,}.",
     "replay_rest": "▶ Replay the other {n:,} steps of the link",
     # what only some stages know (also in the JSON export)
@@ -165,14 +165,14 @@ ZH: dict[str, str] = {
                   "3. 在设置中修改一个阶段（温度、top-k、top-p …），再走一步，看它截断了什么。  \n"
                   "**第一次来？**「课程」标签页从第 1 课开始，一次讲一个概念，把这些逐一讲清楚。",
     "onboard_show": "给我看一次截断", "onboard_hide": "知道了，隐藏",
-    "onboard_lessons": "📖 从课程开始",
+    "onboard_lessons": "从课程开始 →",
     "template_summary": "包在你的提示词外的对话模板（{n} 行；点击展开）",
     "gen_hint": "颜色 = 被选词元的概率；悬停或点按词元查看其他候选",
     "new_run": "提示词或模型已更改：这是从第 0 步开始的新一轮",
     "charts_follow": "运行中：图表大约每秒更新一次",
     "cut_loaded": "已载入提示词 “Tell me a story.”，T 1、top-k 10、top-p 0.7、种子 1（见各项设置）。"
                   "下方带斜纹的柱就是被截断的词元；「课程」标签页会逐个阶段讲解原因",
-    "link_paused": "⏸ 这个链接共有 {total:,} 步；打开时只重放了前 {done:,} 步（链接不会自己启动一次很长的运行）。"
+    "link_paused": "这个链接共有 {total:,} 步；打开时只重放了前 {done:,} 步（链接不会自己启动一次很长的运行）。"
                    "按下面的按钮重放其余 {left:,} 步。",
     "replay_rest": "▶ 重放链接的其余 {n:,} 步",
     "dyn_T": "实际使用的温度（动态温度）",
