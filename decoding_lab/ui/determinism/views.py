@@ -57,11 +57,12 @@ def render(lang: str, out: dict | None) -> tuple[str, Any]:
             note = tr(lang, "diverge", step=div["step"], ref=div["reference_token"], var=div["variant_token"],
                       m=div["reference_margin"])
             flips.append(div["step"])
+        sep = "；" if lang == "zh" else "; "
         gap = div.get("logit_gap")
         if gap is not None:
-            note += "; " + (tr(lang, "gap_zero") if gap == 0 else tr(lang, "gap", g=gap))
+            note += sep + (tr(lang, "gap_zero") if gap == 0 else tr(lang, "gap", g=gap))
         if run.get("others_in_flight") is not None:
-            note += "; " + tr(lang, "others", k=run["others_in_flight"])
+            note += sep + tr(lang, "others", k=run["others_in_flight"])
         rows.append(f"<div class='det-run'><b>{html.escape(tr(lang, run['name']))}</b>: {html.escape(note)}<br>"
                     f"<span class='det-text'>{marked(out['texts'][run['name']], parts_at.get(run['name']), lang)}"
                     "</span></div>")
