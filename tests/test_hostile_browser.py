@@ -45,16 +45,22 @@ def test_a_crafted_share_link_shows_text_only(browser, app_url):
 
 
 def test_a_crafted_stage_order_shows_text_only(browser, app_url):
-    """A link whose order names a "stage" made of markup: Step reports the unknown stage as text."""
+    """A link whose order names a "stage" made of markup is refused as the page opens (the default
+    order stays), and the same order typed into the box is refused beside it at Step: both show
+    what was sent as text, never as elements."""
     pg = browser.new_page(viewport={"width": 1366, "height": 768})
     open_page(pg, app_url + "?order=" + quote("temperature," + PAYLOAD))
-    pg.wait_for_function("document.querySelector('#custom-order textarea').value.includes('evil')")
+    seen = wait_for_toast(pg)
+    assert "kept the default order" in seen["text"] and "<a id=" in seen["text"]
+    assert seen["evil"] == 0 and seen["bad"] == 0
+    assert "evil" not in pg.input_value("#custom-order textarea")
+    pg.fill("#custom-order textarea", "temperature," + PAYLOAD)
     pg.click("#step-btn")     # refused beside the order box, before the step runs
     pg.wait_for_function("(document.querySelector('#custom-order .validation-error') || {}).innerText",
                          timeout=60_000)
     text = pg.inner_text("#custom-order .validation-error")
     pg.screenshot(path=str(SHOTS / "hostile_order.png"))
-    assert "unknown stage" in text and "<a id=" in text     # what the link sent, shown as text
+    assert "unknown stage" in text and "<a id=" in text     # what was typed, shown as text
     bad = pg.evaluate("document.querySelectorAll('#custom-order .validation-error *').length")
     assert bad == 0 and toast_elements(pg)["evil"] == 0
     pg.close()
