@@ -52,6 +52,7 @@ import torch
 from decoding_lab.backends.base import Backend, Cache, LanguageModel
 from decoding_lab.chain import DeadEndError, apply_stages, select_greedy, select_sample
 from decoding_lab.stages import History, Stage
+from decoding_lab.fair_share import checkpoint
 
 #: What the forward helpers take: a model (``lm.forward`` goes to its backend) or a backend itself
 #: (the Temperature 0 paths run a bfloat16 copy's backend directly).
@@ -65,7 +66,10 @@ __all__ = ["Row", "Chain", "Decoder", "run", "prefill", "forward_next", "forward
 # ---------------------------------------------------------------------------- the forward helpers
 def run(lm: Forwards, cache: Cache, ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
     """``ids`` ``[rows, n]`` through ``cache`` (extended in place): the logits after the last position,
-    ``[rows, vocab]``. ``lm`` is a model or a backend. Every forward of the lab goes through here."""
+    ``[rows, vocab]``. ``lm`` is a model or a backend. Every forward of the lab goes through here,
+    and so through ``fair_share.checkpoint``: between two passes, a job that holds a model slot
+    lends it to a waiting visitor who should go first (a no-op outside the app's jobs)."""
+    checkpoint()
     return lm.forward(ids, cache, attention_mask) if attention_mask is not None else lm.forward(ids, cache)
 
 
@@ -100,6 +104,7 @@ def forward_fresh(lm: Forwards, ids: Sequence[int]) -> tuple[Cache, torch.Tensor
 def recompute(backend: Any, ids: Sequence[int]) -> torch.Tensor:
     """The logits after ``ids`` ``[1, vocab]`` computed with no cache at all (a transformers backend's
     ``forward_uncached``): other matrix shapes than a cached step, so other rounding."""
+    checkpoint()
     return backend.forward_uncached(torch.tensor([list(ids)]))
 
 

@@ -47,6 +47,13 @@ MESSAGES: dict[str, str] = {
     "empty_source": "the {what} is empty",
     "no_choices": "choices: the list is empty, so nothing could be written",
     "compiler_busy": "the grammar compiler is busy with {busy} other grammar(s); try again in a moment ({setting})",
+    "client_busy": "this address already has {n} model job(s) running or waiting; wait for one to finish ({setting})",
+    "job_passes": "this run reached the {n} forward passes one job may make here; what it made so far is kept "
+                  "({setting})",
+    "job_seconds": "this run used the {s} s of model time one job may use here; what it made so far is kept "
+                   "({setting})",
+    "request_too_large": "this request is {got} bytes; at most {cap} are accepted here ({setting})",
+    "too_many_requests": "too many requests from this address ({n} in {window} s); wait a few seconds ({setting})",
 }
 
 

@@ -27,6 +27,20 @@ when it starts.
 | ``DECODING_LAB_GRAMMAR_WORKERS`` | 2 | grammars compiling at once (all visitors), holding no model slot; one more is |
 |                                  |   | refused as busy |
 | ``DECODING_LAB_MAX_FILE_BYTES`` | 1000000 | size of a file the CLI reads (schema, grammar, sweep report) |
+| ``DECODING_LAB_CLIENT_SLOTS`` | 0 = all; public: half | model slots one client (network address) may hold at once |
+| ``DECODING_LAB_CLIENT_JOBS`` | 0 = no cap; public: 3 | model jobs one client may have running or waiting; one more |
+|                              |                       | is refused at once |
+| ``DECODING_LAB_JOB_SECONDS`` | 0 = no cap; public: 120 | seconds of model-slot time one job may use |
+| ``DECODING_LAB_JOB_PASSES`` | 0 = no cap; public: 2048 | forward passes one job may make |
+| ``DECODING_LAB_MODEL_THREADS`` | 16 | model jobs admitted at once (on a slot, or waiting for one in the |
+|                                |    | fair scheduler, ``fair_share``); more wait in gradio's queue |
+| ``DECODING_LAB_CLIENT_REQUESTS`` | 0 = no cap; public: 120 | event requests one client may start in 10 s; more get |
+|                                  |                         | HTTP 429 (the other visitors keep their places) |
+| ``DECODING_LAB_REQUEST_BYTES`` | 1000000 | size of one request body the app accepts (HTTP 413 past it) |
+| ``DECODING_LAB_PROXY_HOPS`` | 0; on a Space: 1 | proxies in front of the app whose ``X-Forwarded-For`` is trusted |
+|                             |                  | to name the client |
+| ``DECODING_LAB_MEMORY_MB`` | 4096; public: 2048 | memory the live sessions' KV caches may hold together (0 = no cap); |
+|                            |                    | past it the least recently used idle session is parked |
 | ``DECODING_LAB_PUBLIC`` | off | public deployment: Hub ids only from the allow-list, no model-written code |
 | ``DECODING_LAB_ALLOWED_MODELS`` | empty | comma-separated Hub ids allowed in public mode (``*``: any) |
 
@@ -85,6 +99,41 @@ class Limits:
     max_file_bytes: int = 1_000_000
     public: bool = False
     allowed_models: tuple[str, ...] = ()
+    # -- fair shares (``fair_share``); None: the mode's default, filled in by ``__post_init__``
+    client_slots: int | None = None
+    client_jobs: int | None = None
+    job_seconds: float | None = None
+    job_passes: int | None = None
+    model_threads: int = 16
+    client_requests: int | None = None
+    request_bytes: int = 1_000_000
+    proxy_hops: int | None = None
+    memory_mb: int | None = None
+
+    def __post_init__(self) -> None:
+        """Fill the limits whose default depends on the mode: a public Space shares its slots
+        and memory among strangers; a machine of one's own (a classroom server, a laptop) does
+        not cap its one user."""
+        public = self.public
+        defaults: dict[str, Any] = {
+            "client_slots": max(1, self.concurrency // 2) if public else self.concurrency,
+            "client_jobs": 3 if public else 0,
+            "job_seconds": 120.0 if public else 0.0,
+            "job_passes": 2048 if public else 0,
+            "client_requests": 120 if public else 0,
+            "proxy_hops": 1 if os.environ.get("SPACE_ID") else 0,
+            "memory_mb": 2048 if public else 4096,
+        }
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+
+    def quota(self) -> Any:
+        """The model slots' sharing rules (``fair_share.Quota``); 0 reads as "no limit"."""
+        from decoding_lab.fair_share import Quota
+        return Quota(slots=self.concurrency, client_slots=min(self.client_slots or self.concurrency, self.concurrency),
+                     client_jobs=self.client_jobs or None, job_seconds=self.job_seconds or None,
+                     job_passes=self.job_passes or None)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Limits":
@@ -98,7 +147,8 @@ class Limits:
                 values["allowed_models"] = tuple(m.strip() for m in raw.split(",") if m.strip())
             elif raw:
                 values[f.name] = _parse(PREFIX + f.name.upper(), raw,
-                                        float if f.name in ("session_ttl", "grammar_seconds") else int)
+                                        float if f.name in FLOAT_LIMITS else int,
+                                        lowest=0 if f.name in ZERO_IS_NONE else 1)
         return cls(**values)
 
     def model_allowed(self, hub_id: str) -> str | None:
@@ -110,13 +160,19 @@ class Limits:
         return next((m for m in self.allowed_models if m.lower() == hub_id.lower()), None)
 
 
-def _parse(name: str, raw: str, kind: type) -> int | float:
+#: Limits read as a number with a fraction; the others are whole numbers.
+FLOAT_LIMITS = ("session_ttl", "grammar_seconds", "job_seconds")
+#: Limits where 0 is allowed and means "no limit" (or, for the proxy hops, "no proxy").
+ZERO_IS_NONE = ("client_jobs", "job_seconds", "job_passes", "client_requests", "proxy_hops")
+
+
+def _parse(name: str, raw: str, kind: type, lowest: int = 1) -> int | float:
     try:
         value = kind(raw)
     except ValueError:
         raise LimitsError(f"{name} must be a {'number' if kind is float else 'whole number'}, got {raw!r}") from None
-    if not math.isfinite(value) or value < 1:
-        raise LimitsError(f"{name} must be at least 1, got {raw!r}")
+    if not math.isfinite(value) or value < lowest:
+        raise LimitsError(f"{name} must be at least {lowest}, got {raw!r}")
     return value
 
 

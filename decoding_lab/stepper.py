@@ -14,6 +14,8 @@ The model is shared and read-only; everything else here belongs to one session, 
 from __future__ import annotations
 
 import copy
+import functools
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +24,8 @@ import torch
 
 from decoding_lab import limits, stats
 from decoding_lab.chain import check_token_id, run_chain, select_greedy, select_sample
-from decoding_lab.backends.base import crop_cache
+from decoding_lab.backends.base import cache_bytes, crop_cache
+from decoding_lab.memory_budget import memory_budget
 from decoding_lab.decode import forward_fresh, forward_more
 from decoding_lab.settings import SamplingSettings
 from decoding_lab.stages import History, SettingsError, Stage
@@ -74,6 +77,18 @@ class _Snapshot:
     rng_state: torch.Tensor
 
 
+def _holding_the_cache(method: Any) -> Any:
+    """``method`` runs with the session's lock held (so the memory budget never drops the cache
+    under it) and reports the cache's size to the budget when it is done."""
+    @functools.wraps(method)
+    def call(self: "Stepper", *args: Any, **kw: Any) -> Any:
+        with self._lock:
+            result = method(self, *args, **kw)
+        memory_budget().used(self)
+        return result
+    return call
+
+
 class Stepper:
     def __init__(self, lm: LanguageModel, prompt_ids: list[int], settings: SamplingSettings | None = None, top_n: int = 20,
                  extra_stages: dict[str, Stage] | None = None, max_new_tokens: int | None = None) -> None:
@@ -95,6 +110,9 @@ class Stepper:
         if self.settings.seed is None:
             self.generator.seed()
         self.build_chain()  # validate order / stages early
+        self._lock = threading.RLock()  # held while the cache is in use (``park_for_memory`` waits for none)
+        self.parked_for_memory = False  # the memory budget dropped the cache; the next forward rebuilds it
+        self.last_rebuild: tuple[int, float] | None = None  # (tokens, seconds) if the last call rebuilt it
         t0 = time.perf_counter()
         self._cache = lm.new_cache()
         self._tell_engine()
@@ -102,6 +120,7 @@ class Stepper:
         self.prefill_seconds = time.perf_counter() - t0
         self._last_forward = self.prefill_seconds
         self._last_z: torch.Tensor | None = None  # logits entering temperature at the last step
+        memory_budget().used(self)
 
     @classmethod
     def from_prompt(cls, lm: LanguageModel, prompt: str, chat: bool = True, settings: SamplingSettings | None = None,
@@ -113,8 +132,9 @@ class Stepper:
         """Session state may be deep-copied (gradio does); the model must stay shared."""
         new = copy.copy(self)
         for k, v in self.__dict__.items():
-            if k != "lm":
+            if k not in ("lm", "_lock"):
                 setattr(new, k, copy.deepcopy(v, memo))
+        new._lock = threading.RLock()
         return new
 
     # ------------------------------------------------------------------ queries
@@ -155,10 +175,35 @@ class Stepper:
         self._next_logits = self._next_logits.cpu()
         if self._last_z is not None:
             self._last_z = self._last_z.cpu()
+        memory_budget().released(self)
+
+    def park_for_memory(self) -> bool:
+        """Park for the memory budget (``memory_budget``), unless the session is working right now
+        (then False: its cache stays). The next step says it rebuilt the cache (``last_rebuild``)."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._cache is None:
+                return False
+            self.park()
+            self.parked_for_memory = True
+            return True
+        finally:
+            self._lock.release()
+
+    def cache_bytes(self) -> int:
+        """Bytes the KV cache holds now (0 when parked)."""
+        return cache_bytes(self._cache)
 
     @property
     def parked(self) -> bool:
         return self._cache is None
+
+    def _rebuilt(self, tokens: int, seconds: float) -> None:
+        """A forward just rebuilt a parked cache: say so if the memory budget had parked it."""
+        if self.parked_for_memory:
+            self.last_rebuild = (tokens, seconds)
+            self.parked_for_memory = False
 
     def _tell_engine(self) -> None:
         """An engine that picks a token itself on every forward (``caps.engine_picks``: a server)
@@ -167,7 +212,9 @@ class Stepper:
             self.lm.backend.tell_engine(self._cache, self.settings)
 
     # ------------------------------------------------------------------ stepping
+    @_holding_the_cache
     def step(self, force_token_id: int | None = None) -> StepTrace:
+        self.last_rebuild = None
         if self.finished:
             raise SessionError("generation reached an end-of-sequence token; undo or reset to go on")
         if len(self.tokens) >= self.max_new_tokens:
@@ -209,7 +256,8 @@ class Stepper:
         forward_before = self._last_forward
         if not trace.finished:
             t0 = time.perf_counter()
-            if self._cache is None:  # parked (``park``): one prefill of everything so far rebuilds it
+            rebuilding = self._cache is None
+            if rebuilding:  # parked (``park``): one prefill of everything so far rebuilds it
                 self._cache = self.lm.new_cache()
                 self._tell_engine()
                 ids = self.prompt_ids + self.tokens
@@ -218,6 +266,8 @@ class Stepper:
                 ids = [chosen]
             self._next_logits = forward_more(self.lm, self._cache, ids)[0]
             self._last_forward = time.perf_counter() - t0
+            if rebuilding:
+                self._rebuilt(len(ids), self._last_forward)
         trace.timings = {"forward": forward_before, "chain": t_chain - t_start, "select": t_select - t_chain,
                          "stats": t_stats - t_select, "next_forward": self._last_forward if not trace.finished else 0.0}
         for rec in trace.stages:
@@ -285,6 +335,7 @@ class Stepper:
         return ranks
 
     # ------------------------------------------------------------------ rewinding and branches
+    @_holding_the_cache
     def rewind(self, to_step: int) -> None:
         """Go back so that only the first ``to_step`` generated tokens remain. The dropped
         continuation is saved as a branch."""
@@ -317,12 +368,16 @@ class Stepper:
         Crop the cache to one position short and redo the last forward, so the logits come
         from the very same computation as the first time."""
         seq = self.prompt_ids + self.tokens
+        self.last_rebuild = None
         if crop_cache(self._cache, len(seq) - 1):
             self._next_logits = forward_more(self.lm, self._cache, [seq[-1]])[0]
-        else:  # caches that cannot be cropped: prefill again
+        else:  # caches that cannot be cropped, and a parked one: prefill again
+            t0 = time.perf_counter()
             self._cache, logits = forward_fresh(self.lm, seq)
             self._next_logits = logits[0]
+            self._rebuilt(len(seq), time.perf_counter() - t0)
 
+    @_holding_the_cache
     def checkout(self, branch_index: int) -> None:
         """Swap the current continuation for a saved branch (the current one is saved in turn)."""
         if isinstance(branch_index, bool) or not isinstance(branch_index, int) \
@@ -341,8 +396,10 @@ class Stepper:
         if crop_cache(self._cache, len(self.prompt_ids) + branch.from_step):
             self._next_logits = forward_more(self.lm, self._cache, branch.tokens)[0]
         else:
+            t0 = time.perf_counter()
             self._cache, logits = forward_fresh(self.lm, self.prompt_ids + self.tokens)
             self._next_logits = logits[0]
+            self._rebuilt(len(self.prompt_ids) + len(self.tokens), time.perf_counter() - t0)
 
     def export(self) -> dict[str, Any]:
         """Everything a user may want to keep: prompt, settings, tokens, traces, branches."""

@@ -29,11 +29,11 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_app() -> Iterator[tuple[object, str]]:
     from decoding_lab.models import DEFAULT_MODEL, get_model
-    from decoding_lab.ui import build_demo, launch_kwargs
+    from decoding_lab.ui import build_demo, launch_kwargs, queue_kwargs
 
     get_model(DEFAULT_MODEL)  # load once up front so the first request does not time out
     demo = build_demo()
-    demo.queue(default_concurrency_limit=2, max_size=64)
+    demo.queue(**queue_kwargs())  # what app.py uses: the fair scheduler, not gradio's queue, orders model jobs
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
     try:

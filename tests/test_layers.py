@@ -51,7 +51,8 @@ def _imports(path: Path) -> set[str]:
 #: above; inside a layer, ``test_no_import_cycle_between_core_modules`` keeps the imports acyclic.
 #: Each entry names a top-level module or package of ``decoding_lab``.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation: errors, the knob table, statistics, limits", ("errors", "params", "stats", "limits", "result_files",
+    ("foundation: errors, the knob table, statistics, limits", ("errors", "params", "stats", "limits", "result_files", "fair_share",
+                                                                "memory_budget",
                                                                 "bundled")),
     ("stages", ("stages",)),
     ("the chain and its rules", ("chain", "trace", "engines", "settings", "tasks")),

@@ -155,6 +155,23 @@ def cache_length(cache: Cache) -> int:
     return int(cache.get_seq_length())
 
 
+def cache_bytes(cache: Cache | None) -> int:
+    """Bytes a cache holds on its device: its own ``nbytes()`` if it has one (a llama.cpp context, a
+    server's cache), else the key and value tensors of a transformers ``DynamicCache`` (``layers``
+    in recent versions, ``key_cache`` / ``value_cache`` in older ones). 0 for no cache."""
+    if cache is None:
+        return 0
+    own = getattr(cache, "nbytes", None)
+    if callable(own):
+        return int(own())
+    tensors: list[Any] = []
+    for layer in getattr(cache, "layers", None) or []:
+        tensors += [getattr(layer, "keys", None), getattr(layer, "values", None)]
+    if not tensors:
+        tensors = [*(getattr(cache, "key_cache", None) or []), *(getattr(cache, "value_cache", None) or [])]
+    return sum(t.nelement() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
 def crop_cache(cache: Cache, length: int) -> bool:
     """Shorten the cache to ``length`` positions in place. Returns False when this cache
     type cannot be cropped (the caller then re-prefills)."""

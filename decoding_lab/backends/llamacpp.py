@@ -70,6 +70,11 @@ class LlamaCppBackend(SilentEngine):
         train_ctx = int(lib.llama_model_n_ctx_train(self.model.model))
         self.n_ctx = int(min(n_ctx, train_ctx) if train_ctx > 0 else n_ctx)
         self.n_threads = int(n_threads or max(1, torch.get_num_threads()))
+        # K and V in float16 (llama.cpp's default cache type): 2 x 2 bytes x layers x the KV width
+        m = self.model.model
+        n_head, n_head_kv = int(lib.llama_model_n_head(m)), int(lib.llama_model_n_head_kv(m))
+        kv_width = int(lib.llama_model_n_embd(m)) // max(1, n_head) * n_head_kv
+        self.kv_bytes_per_token = 4 * int(lib.llama_model_n_layer(m)) * kv_width
 
     def new_cache(self) -> "LlamaCppCache":
         return LlamaCppCache(self)
@@ -87,22 +92,56 @@ class LlamaCppCache(OneSequenceCache):
 
     ONE_SEQUENCE_MESSAGE = _ONE_SEQUENCE
 
+    #: a context starts with room for what its first feed needs plus this much, rounded up to a
+    #: multiple of ``CTX_STEP``; a feed that needs more moves the tokens to a context twice as large
+    CTX_STEP = 256
+
     def __init__(self, backend: LlamaCppBackend) -> None:
-        lib = require()
         self.backend = backend
-        self.lib = lib
-        params = lib.llama_context_default_params()
-        params.n_ctx = backend.n_ctx
-        params.n_batch = min(512, backend.n_ctx)
+        self.lib = require()
+        self.ctx: Any = None     # made by the first feed, sized to it (``_make_room``)
+        self.batch: Any = None
+        self.n_ctx = 0
+        self.tokens: list[int] = []
+
+    def _new_context(self, n_ctx: int) -> tuple[Any, Any]:
+        params = self.lib.llama_context_default_params()
+        params.n_ctx = n_ctx
+        params.n_batch = min(512, n_ctx)
         params.n_ubatch = params.n_batch
-        params.n_threads = params.n_threads_batch = backend.n_threads
+        params.n_threads = params.n_threads_batch = self.backend.n_threads
         params.n_seq_max = 1
         try:
-            self.ctx = backend._internals.LlamaContext(model=backend.model, params=params, verbose=False)
+            ctx = self.backend._internals.LlamaContext(model=self.backend.model, params=params, verbose=False)
         except ValueError as e:
             raise ModelError(f"llama.cpp could not make a context ({e})") from None
-        self.batch = backend._internals.LlamaBatch(n_tokens=params.n_batch, embd=0, n_seq_max=1, verbose=False)
-        self.tokens: list[int] = []
+        batch = self.backend._internals.LlamaBatch(n_tokens=params.n_batch, embd=0, n_seq_max=1, verbose=False)
+        return ctx, batch
+
+    def _make_room(self, needed: int) -> None:
+        """A context that holds ``needed`` tokens. A context allocates its whole KV cache when it is
+        made (``n_ctx`` x layers x 2 x KV width), so it starts sized to the first feed and grows by
+        doubling: the tokens already in it move over as saved KV state, not recomputed, so the
+        logits are the very ones a large context would have given."""
+        if needed > self.backend.n_ctx:
+            raise ModelError(f"the llama.cpp context holds {self.backend.n_ctx} tokens; this run needs {needed}")
+        if self.ctx is not None and needed <= self.n_ctx:
+            return
+        size = max(self.CTX_STEP, 2 * self.n_ctx, -(-(needed + self.CTX_STEP) // self.CTX_STEP) * self.CTX_STEP)
+        size = min(size, self.backend.n_ctx)
+        ctx, batch = self._new_context(size)
+        if self.ctx is not None and self.tokens:
+            lib, src = self.lib, self.ctx.ctx
+            n = int(lib.llama_state_seq_get_size(src, 0))
+            buf = (ctypes.c_uint8 * n)()
+            if int(lib.llama_state_seq_get_data(src, buf, n, 0)) != n or \
+                    int(lib.llama_state_seq_set_data(ctx.ctx, buf, n, 0)) != n:
+                raise ModelError("llama.cpp could not move the KV cache into a larger context")
+        self.ctx, self.batch, self.n_ctx = ctx, batch, size
+
+    def nbytes(self) -> int:
+        """The KV cache's allocation: the context's ``n_ctx`` cells at the model's bytes per token."""
+        return self.n_ctx * self.backend.kv_bytes_per_token
 
     # --- the cache protocol (backends.base.Cache) -------------------------------------
     def get_seq_length(self) -> int:
@@ -111,7 +150,8 @@ class LlamaCppCache(OneSequenceCache):
     def crop(self, length: int) -> None:
         if not 0 <= length <= len(self.tokens):
             raise ValueError(f"cannot crop a cache of {len(self.tokens)} positions to {length}")
-        self.ctx.kv_cache_seq_rm(0, length, -1)
+        if self.ctx is not None:
+            self.ctx.kv_cache_seq_rm(0, length, -1)
         self.tokens = self.tokens[:length]
 
     def __deepcopy__(self, memo: dict) -> "LlamaCppCache":
@@ -125,12 +165,10 @@ class LlamaCppCache(OneSequenceCache):
         """Append ``ids`` to the cache (in chunks of n_batch); the float32 logits after the last."""
         if not ids:
             raise ModelError("nothing to run through the model")
-        if len(self.tokens) + len(ids) > self.backend.n_ctx:
-            raise ModelError(f"the llama.cpp context holds {self.backend.n_ctx} tokens; this run needs "
-                             f"{len(self.tokens) + len(ids)}")
         bad = [t for t in ids if not 0 <= int(t) < self.backend.n_vocab]
         if bad:
             raise ModelError(f"token id {bad[0]} is outside the vocabulary ({self.backend.n_vocab})")
+        self._make_room(len(self.tokens) + len(ids))
         step = self.batch._n_tokens
         for start in range(0, len(ids), step):
             chunk = [int(t) for t in ids[start:start + step]]

@@ -10,8 +10,8 @@
 
 Every tab package exports ``build(ctx) -> TabUI`` (``common.tab``); ``common`` holds what they
 share (strings, controls built from the parameter table, sessions, plots, share links).
-Launch options (css, theme, head, sessions kept) come from ``launch_kwargs()``, queue options
-from ``queue_kwargs()``. Importing this package builds nothing: the page is imported on first use.
+Launch options (css, theme, head, sessions kept, the gate in front of gradio) come from
+``launch_kwargs()``, queue options from ``queue_kwargs()``. Importing this package builds nothing: the page is imported on first use.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ def build_demo(lang: str = "en") -> Any:
 
 
 def launch_kwargs() -> dict[str, Any]:
+    """The page's launch options, and the door in front of gradio (``common.gate``: request
+    bodies capped, event starts per client rate-limited)."""
+    from decoding_lab.ui.common.gate import middleware
     from decoding_lab.ui.page import launch_kwargs as kwargs
-    return kwargs()
+    return {**kwargs(), "app_kwargs": {"middleware": middleware()}}
 
 
 __all__ = ["build_demo", "launch_kwargs", "queue_kwargs"]

@@ -83,7 +83,7 @@ def inform(text: str, lang: str = "en") -> None:
     gr.Info(plain(text), title=t(lang, "info"))
 
 
-def _lang_of(args: tuple, kw: dict) -> str:
+def lang_of(args: tuple, kw: dict) -> str:
     """Handlers get the language as their first input (``lang``), or in their request dict."""
     if "lang" in kw and isinstance(kw["lang"], str):
         return kw["lang"]
@@ -103,7 +103,7 @@ def guarded(fn: Callable) -> Callable:
             try:
                 yield from fn(*args, **kw)
             except UserError as e:
-                raise user_error(_lang_of(args, kw), e) from None
+                raise user_error(lang_of(args, kw), e) from None
         return gen_wrapper
 
     @functools.wraps(fn)
@@ -111,5 +111,5 @@ def guarded(fn: Callable) -> Callable:
         try:
             return fn(*args, **kw)
         except UserError as e:
-            raise user_error(_lang_of(args, kw), e) from None
+            raise user_error(lang_of(args, kw), e) from None
     return wrapper

@@ -34,6 +34,11 @@ ZH: dict[str, str] = {f"err.{code}": text for code, text in {
     "empty_source": "{what}是空的",
     "no_choices": "选项列表是空的，什么也写不出来",
     "compiler_busy": "语法编译器正忙于另外 {busy} 个语法；请稍后再试 ({setting})",
+    "client_busy": "这个地址已有 {n} 个模型任务在运行或等待；请等其中一个结束 ({setting})",
+    "job_passes": "这次运行已用满单个任务在这里可做的 {n} 次前向计算；已生成的内容都保留着 ({setting})",
+    "job_seconds": "这次运行已用满单个任务在这里可用的 {s} 秒模型时间；已生成的内容都保留着 ({setting})",
+    "request_too_large": "这个请求有 {got} 字节；这里最多接受 {cap} 字节 ({setting})",
+    "too_many_requests": "这个地址的请求太多（{window} 秒内 {n} 个）；请稍等几秒 ({setting})",
 }.items()}
 
 #: Constraint kinds as grammar messages name them (``{what}``), by their English and their key.

@@ -1,23 +1,26 @@
 """Where the app runs: the model slots every model job takes, an optional ZeroGPU decorator and
 the model warm-up.
 
-**Model slots.** ``model_slot()`` is a process-wide counter of model jobs (a forward pass, a
-generation, a model load): at most ``DECODING_LAB_CONCURRENCY`` hold one at once, for all
-visitors and all tabs together; one more waits for a free slot. Every tab's model event takes
-one through ``sessions.gated`` for its whole run. The Grammar tab is the exception that shows
-why the slot is ours and not only gradio's queue: its events compile the constraint first, in
-the grammar pool (``grammar.compile.bounded``), and take a model slot only for the model work
-that follows. A slow grammar then occupies a compile worker, never a slot another visitor's
-Step is waiting for.
+**Model slots.** ``model_slot()`` takes one of the process's ``DECODING_LAB_CONCURRENCY`` model
+slots (a forward pass, a generation, a model load) for all visitors and all tabs together; one
+more job waits for a free slot. The slots are shared fairly (``decoding_lab.fair_share``): a
+running job lends its slot between forward passes to a waiting job whose client was served
+longer ago, one client holds at most ``DECODING_LAB_CLIENT_SLOTS`` of them, and on a public
+Space each job has a budget. Every tab's model event takes one through ``sessions.gated``,
+which also says whose job it is (the client's address, ``sessions.client_of``). The Grammar
+tab is the exception that shows why the slot is ours and not only gradio's queue: its events
+compile the constraint first, in the grammar pool (``grammar.compile.bounded``), and take a
+model slot only for the model work that follows. A slow grammar then occupies a compile
+worker, never a slot another visitor's Step is waiting for.
 
-The slots are not reentrant: a job that holds one must not ask for a second (the handlers
-never nest; a nested call would wait for itself once every slot is taken).
+A job that holds a slot and asks for one again (a handler that calls another) keeps the one it
+has; work with no job (the CLI, a warm-up) runs as the local client's.
 
-    >>> slots = ModelSlots(1)
-    >>> with slots.hold():
-    ...     slots.running()
+    >>> share = model_slots()
+    >>> with model_slot():
+    ...     share.running()
     1
-    >>> slots.running()
+    >>> share.running()
     0
 
 **ZeroGPU.** On a Hugging Face ZeroGPU Space (``SPACES_ZERO_GPU`` set, the ``spaces`` package
@@ -42,6 +45,8 @@ import logging
 import os
 import threading
 from typing import Any, Callable, Iterator
+
+from decoding_lab.fair_share import LOCAL, FairShare, current_job, working_for
 
 log = logging.getLogger(__name__)
 
@@ -99,53 +104,33 @@ def gpu(fn: Callable) -> Callable:
     return spaces.GPU(parking(fn)) if on_zerogpu() else spaces.GPU(fn)  # pragma: no cover - only on Spaces
 
 
-class ModelSlots:
-    """``hold()``: wait for one of ``n`` slots and keep it for the block (released on any exit,
-    and from any thread: a streamed job may end on another worker thread than it began)."""
-
-    def __init__(self, n: int) -> None:
-        if n < 1:
-            raise ValueError(f"model slots: need at least 1, got {n}")
-        self.n = n
-        self._free = threading.Semaphore(n)
-        self._lock = threading.Lock()
-        self._running = 0
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        self._free.acquire()
-        with self._lock:
-            self._running += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._running -= 1
-            self._free.release()
-
-    def running(self) -> int:
-        """Slots held now (for tests and logs)."""
-        with self._lock:
-            return self._running
+_share: FairShare | None = None
+_share_lock = threading.Lock()
 
 
-_slots: ModelSlots | None = None
-_slots_lock = threading.Lock()
-
-
-def model_slots() -> ModelSlots:
-    """The process's slots, sized from ``DECODING_LAB_CONCURRENCY`` on first use."""
-    global _slots
-    with _slots_lock:
-        if _slots is None:
+def model_slots() -> FairShare:
+    """The process's slots, sized and shared by the limits read on first use."""
+    global _share
+    with _share_lock:
+        if _share is None:
             from decoding_lab import limits
-            _slots = ModelSlots(limits.current().concurrency)
-        return _slots
+            _share = FairShare(limits.current().quota())
+        return _share
 
 
-def model_slot() -> contextlib.AbstractContextManager:
-    """``with model_slot():`` around model work (see the module docstring)."""
-    return model_slots().hold()
+@contextlib.contextmanager
+def model_slot() -> Iterator[None]:
+    """``with model_slot():`` around model work (see the module docstring): the slot is held
+    for the job this thread works for (``fair_share.working_for``), or for a job of the local
+    client when there is none."""
+    share = model_slots()
+    job = current_job()
+    if job is not None:
+        with share.hold(job):
+            yield
+        return
+    with share.job(LOCAL) as local, working_for(local), share.hold(local):
+        yield
 
 
 def _call(fn: Callable, *args: Any, **kw: Any) -> Any:
@@ -170,10 +155,20 @@ _gpu_iterate = gpu(_iterate)   # ZeroGPU's decorator takes generator functions t
 
 
 def on_model_iter(fn: Callable, *args: Any, **kw: Any) -> Iterator[Any]:
-    """``on_model`` for a generator: the slot (and GPU) is held while ``fn``'s items are read,
-    and released when the consumer finishes or drops the iterator (a cancelled stream)."""
-    with model_slot():
-        yield from _gpu_iterate(fn, *args, **kw)
+    """``on_model`` for a generator: the slot (and GPU) is held while each of ``fn``'s items is
+    computed, not while the page draws it, and the generator is closed when the consumer
+    finishes or drops the iterator (a cancelled stream)."""
+    items = _gpu_iterate(fn, *args, **kw)
+    try:
+        while True:
+            with model_slot():
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+            yield item
+    finally:
+        items.close()
 
 
 def start_up() -> None:
