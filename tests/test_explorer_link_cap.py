@@ -146,9 +146,9 @@ def test_a_link_s_unknown_language_and_order_are_said():
     values, notes = urlstate.decode({"lang": "xx", "order": "top-p,banana"})
     assert values["lang"] == "en" and "order_preset" not in values
     assert any("lang='xx' is not a language of this page" in n for n in notes)
-    assert any(n.startswith("order='top-p,banana': unknown stage 'banana'") for n in notes)
+    assert any(n.startswith("order='top-p,banana' not used, kept the default order: unknown stage 'banana'") for n in notes)
     values, notes = urlstate.decode({"lang": "zh", "order": "nonsense", "top_p": "7"})
-    assert any(n.startswith("order='nonsense'：未知的阶段") for n in notes), notes
+    assert any(n.startswith("order='nonsense' 未采用，保留默认顺序：未知的阶段") for n in notes), notes
     assert any("top_p='7'：top-p 必须" in n for n in notes), notes
     values, notes = urlstate.decode({"order": "top-p,min-p"})   # a good custom order is kept
     assert values["custom_order"] == "top-p,min-p" and not notes
@@ -166,3 +166,36 @@ def test_many_samples_names_the_pool_and_the_sweep_s_problems():
     assert task_text(task, "en", 50) == "single-digit addition, 'What is 3 + 4?' (a pool of 81 problems; this sweep used 50)"
     assert "题库共 81 道题；这次扫描用了其中 50 道" in task_text(task, "zh", 50)
     assert task_text(task, "en", 81).endswith("(81 problems)")
+
+
+def test_the_step_under_each_engine_order_leaves_the_run_as_it_was(tiny_lm):
+    """The shown step redone under every preset order with the same settings and draw: the stages
+    come in each engine's order, the order the step ran with is marked, and the visitor's run is
+    untouched. Redone under the order it ran with, it is the step on screen."""
+    from decoding_lab.settings import PRESET_ORDERS
+    from decoding_lab.ui.explorer.orders import orders_md, under_each_order
+    s = session(tiny_lm, temperature=1.5, top_k=20, top_p=0.9, min_p=0.05, order="vllm")
+    s.step()
+    s.step()
+    before = (list(s.stepper.tokens), len(s.stepper.branches))
+    results = dict(under_each_order(s.stepper, s.stepper.settings))
+    assert list(results) == list(PRESET_ORDERS)
+    assert (list(s.stepper.tokens), len(s.stepper.branches)) == before
+    shown = s.stepper.traces[-1]
+    same = results["vllm"]
+    assert same.chosen_token_id == shown.chosen_token_id and [r.kept for r in same.stages] == [r.kept for r in shown.stages]
+    for name, tr in results.items():
+        names = [r.name for r in tr.stages]
+        assert names == [n for n in PRESET_ORDERS[name] if n in names]    # the engine's order
+    table = orders_md(s, "en")
+    assert "| vllm ◀ |" in table and "| transformers |" in table and "| llama.cpp |" in table
+    assert "| 顺序 |" in orders_md(s, "zh") and "| vllm ◀ |" in orders_md(s, "zh")
+
+
+def test_an_engine_only_stage_is_refused_in_the_other_orders(tiny_lm):
+    from decoding_lab.ui.explorer.orders import orders_md
+    s = session(tiny_lm, temperature=1.0, order="llama.cpp", dry_multiplier=0.8)
+    s.step()
+    table = orders_md(s, "en")
+    assert "| llama.cpp ◀ |" in table
+    assert "| transformers | not possible: dry is not in transformers generate()'s sampler" in table

@@ -55,6 +55,9 @@ def test_a_crafted_stage_order_shows_text_only(browser, app_url):
     assert seen["evil"] == 0 and seen["bad"] == 0
     assert "evil" not in pg.input_value("#custom-order textarea")
     pg.fill("#custom-order textarea", "temperature," + PAYLOAD)
+    pg.locator("#custom-order textarea").press_sequentially(" ")   # a key typed, as a person would: the box's input event
+    # typing makes the order "custom" (one round trip); a Step before that would use the preset's order
+    pg.wait_for_function("document.querySelector('#order-preset input').value === 'custom'", timeout=60_000)
     pg.click("#step-btn")     # refused beside the order box, before the step runs
     pg.wait_for_function("(document.querySelector('#custom-order .validation-error') || {}).innerText",
                          timeout=60_000)

@@ -30,7 +30,7 @@ register("link", {
     "refused": "{name}={got}: {why}; kept the default",
     "n_nan": "n={got} is not a number",
     "n_range": "n={got}: tokens shown must be a whole number from {lo} to {hi}; kept the default",
-    "bad_order": "order={got}: {why}; kept the default order",
+    "bad_order": "order={got} not used, kept the default order: {why}",
 }, {
     "bad_steps": "steps={got} 不是整数步数；没有重放",
     "max_steps": "steps={steps}：这个部署最多重放 {max} 步（DECODING_LAB_MAX_NEW_TOKENS）",
@@ -40,7 +40,7 @@ register("link", {
     "refused": "{name}={got}：{why}；保留默认值",
     "n_nan": "n={got} 不是数字",
     "n_range": "n={got}：显示的词元数必须是 {lo} 到 {hi} 之间的整数；保留默认值",
-    "bad_order": "order={got}：{why}；保留默认顺序",
+    "bad_order": "order={got} 未采用，保留默认顺序：{why}",
 })
 _note = Namespace("link")
 
