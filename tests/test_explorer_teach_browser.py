@@ -403,3 +403,30 @@ def test_a_refusal_far_from_the_step_button_is_opened_and_brought_into_view(brow
     assert page.evaluate(N_TOKENS) == 0
     page.screenshot(path=str(SHOTS / "teach_phone_refusal_in_view.png"))
     ctx.close()
+
+
+def test_the_step_under_each_engine_order(browser, app_url, smollm):
+    """One click redoes the step on screen under transformers', vLLM's and llama.cpp's orders: a row
+    each, the order it ran with marked, the run itself unchanged; the next Step clears the table."""
+    from decoding_lab.settings import SamplingSettings
+    from decoding_lab.stepper import Stepper
+    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = open_page(ctx.new_page(), app_url + "?prompt=Tell+me+a+story.&T=1.5&top_k=40&top_p=0.9&min_p=0.05&seed=0")
+    page.wait_for_function("document.querySelector('#top-p input[type=number]').value === '0.9'")
+    page.click("#onboard-hide")
+    step(page)
+    page.click("#orders-btn")
+    page.wait_for_function("document.querySelectorAll('#orders-table tbody tr').length === 4", timeout=60_000)
+    rows = page.evaluate("Array.from(document.querySelectorAll('#orders-table tbody tr')).map(r => "
+                         "Array.from(r.cells).map(c => c.innerText))")
+    assert [r[0] for r in rows] == ["transformers ◀", "vllm", "llama.cpp", "llama-cpp-python"]
+    core = Stepper.from_prompt(smollm, "Tell me a story.", True, SamplingSettings(
+        temperature=1.5, top_k=40, top_p=0.9, min_p=0.05, seed=0, order="vllm"), top_n=20).step()
+    assert rows[1][2] == f"{core.kept_final:,}"          # vLLM's row is the core's step under vLLM's order
+    assert rows[1][1].startswith(" → ".join(f"{s.name} {s.kept:,}" for s in core.stages)[:20])
+    assert page.evaluate(N_TOKENS) == 1
+    page.locator("#orders-table").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "teach_orders.png"))
+    step(page)
+    page.wait_for_function("document.querySelectorAll('#orders-table tbody tr').length === 0")
+    ctx.close()

@@ -300,6 +300,14 @@ def wire(ctx: TabContext, ui: ExplorerParts) -> dict[str, Any]:
                 yield text_views(ui, lang, session)
         session.link_rest = None   # done (the last step above drew everything)
 
+    def on_orders(v: dict) -> dict:
+        from decoding_lab.ui.explorer.orders import orders_md
+        session = v["session"]
+        if session is None:
+            raise SessionError("nothing to compare yet: step first")
+        with session.locked(v["lang"]):
+            return {ui.orders: orders_md(session, v["lang"])}
+
     def on_show_cut(v: dict) -> dict:
         out = fill(ui, onboarding.CUT_PRESET, v["lang"])
         # the prompt and settings just changed under the visitor's eyes: the status line says to what
@@ -329,6 +337,8 @@ def wire(ctx: TabContext, ui: ExplorerParts) -> dict[str, Any]:
     ev["undo"] = ui.undo.click(*model_job(on_undo, with_controls=False), views_out, api_name="explorer_undo", **busy)
     ev["restore"] = ui.restore.click(*model_job(on_restore, {"branch": ui.branches}, with_controls=False), views_out,
                                      api_name="explorer_restore", concurrency_id="model")
+    ev["orders"] = ui.orders_btn.click(*model_job(on_orders, with_controls=False), [ui.orders, ui.status],
+                                       api_name="explorer_orders", **busy)
     ev["log_y"] = ui.log_y.input(named(on_log_y, redraw_names), redraw_inputs, [ui.dist], api_name="explorer_log_y",
                                  show_progress="hidden")
     export_inputs, export_names = inputs_of(state)

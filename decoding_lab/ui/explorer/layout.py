@@ -125,6 +125,10 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
             with gr.Row():
                 funnel = gr.Plot(plots.empty_figure(lang, height=220), elem_id="funnel-chart", show_label=False)
                 entropy = gr.Plot(plots.empty_figure(lang, height=220), elem_id="entropy-chart", show_label=False)
+            # the step on screen redone under each engine's order, side by side (orders.py)
+            orders_btn = L(gr.Button(tr(lang, "orders_btn"), size="sm", elem_id="orders-btn"), "explorer.orders_btn",
+                           "value")
+            orders = gr.Markdown("", elem_id="orders-table")
             with gr.Row():
                 with gr.Column(scale=2):
                     numbers_label = L(gr.Markdown(f"**{t(lang, 'numbers')}**"), "numbers_md", "value")
@@ -146,5 +150,6 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
                          stop=stop, undo=undo, reset=reset, gen_label=gen_label, gen=gen, alt_pick=alt_pick,
                          alt_force=alt_force, dist=dist, log_y=log_y, candidates=candidates, force=force,
                          branches=branches, restore=restore, replay=replay, click_token=click_token,
-                         click_force=click_force, funnel=funnel, entropy=entropy, numbers_label=numbers_label,
+                         click_force=click_force, funnel=funnel, entropy=entropy, orders_btn=orders_btn, orders=orders,
+                         numbers_label=numbers_label,
                          numbers=numbers, table=table, export=export, files=files, share=share)

@@ -65,6 +65,8 @@ class ExplorerParts:
     click_force: gr.Button       # hidden: presses for ``click_token``
     funnel: gr.Plot
     entropy: gr.Plot
+    orders_btn: gr.Button        # "This step under each engine order"
+    orders: gr.Markdown          # its table (orders.py); cleared by every redraw
     numbers_label: gr.Markdown
     numbers: gr.Markdown
     table: gr.Dataframe

@@ -96,6 +96,16 @@ EN: dict[str, str] = {
     "xtc_no": "did not fire (it fires on {p:.0%} of the steps, and only when two or more tokens have p ≥ {th:g})",
     "H_T_one": "(only one token reaches temperature, after the cuts: H(T) is 0 for every T)",
     "st_dyn_T": "dynamic T = {used:.2f}", "st_xtc_yes": "XTC fired", "st_xtc_no": "XTC did not fire",
+    "rebuilt": "While this tab was idle its model cache was set aside to make room for other visitors; this "
+               "step rebuilt it ({n:,} tokens in {s:.2f} s). Nothing you saw changed.",
+    # the step on screen under each engine order (orders.py)
+    "orders_btn": "This step under each engine order",
+    "orders_intro": "Step {step} redone under each preset order, with the same settings and the same random "
+                    "draw; only the order of the stages changes (◀ = the order it ran with). Your run is unchanged.",
+    "orders_col_order": "order", "orders_col_chain": "tokens left after each stage, in the engine's order",
+    "orders_col_kept": "the selector could pick", "orders_col_pick": "picked (p final)",
+    "orders_refused": "not possible: {why}", "orders_no_stage": "no stage changes anything",
+    "orders_none": "Step first: this compares the orders on the step shown.",
     # alternatives in the text
     "gen_hint": "colour = probability of the chosen token; hover or tap a token for its alternatives",
     "pop_head": "Step {step}: the top alternatives",
@@ -184,6 +194,15 @@ ZH: dict[str, str] = {
     "xtc_no": "没有触发（它只在 {p:.0%} 的步数上触发，而且要有两个以上词元的 p ≥ {th:g}）",
     "H_T_one": "（经过截断后只有一个词元到达温度阶段：任何 T 下 H(T) 都是 0）",
     "st_dyn_T": "动态 T = {used:.2f}", "st_xtc_yes": "XTC 触发了", "st_xtc_no": "XTC 没有触发",
+    "rebuilt": "这个标签页闲置时，它的模型缓存被暂时移出，为其他访问者腾出内存；这一步重建了缓存"
+               "（{n:,} 个词元，用时 {s:.2f} 秒）。你看到的内容没有变化。",
+    "orders_btn": "这一步在各引擎顺序下",
+    "orders_intro": "第 {step} 步按每个预设顺序重做一次，设置相同、随机抽取也相同；只有阶段的顺序不同（◀ = 它实际用的顺序）。"
+                    "你的运行不受影响。",
+    "orders_col_order": "顺序", "orders_col_chain": "按引擎的顺序，每个阶段之后剩下的词元数",
+    "orders_col_kept": "选择器可选的词元数", "orders_col_pick": "选中的词元（最终 p）",
+    "orders_refused": "不可行：{why}", "orders_no_stage": "没有阶段改变分布",
+    "orders_none": "请先走一步：这里比较的是所显示这一步在各顺序下的结果。",
     "pop_head": "第 {step} 步：排名靠前的候选",
     "pop_hint": "点击一个候选，在这一步强制选择它（其后的内容保存为分支）。",
     "pop_chosen": "★ 被选中 · 最终 {p}", "pop_kept": "保留 · 最终 {p}", "pop_cut": "✂ 被 {stage} 截断",

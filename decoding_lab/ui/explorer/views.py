@@ -27,7 +27,7 @@ TABLE_KEYS = ("col_step", "col_token", "col_id", "col_rank", "col_p_raw", "col_p
 
 #: The ``parts`` attributes ``render`` writes, in the order the step-like endpoints return them.
 VIEW_NAMES = ("dist", "funnel", "entropy", "numbers", "gen", "table", "candidates", "branches", "status", "session",
-              "started", "share", "replay_more")
+              "started", "share", "replay_more", "orders")
 
 
 def view_components(parts: ExplorerParts) -> list[Any]:
@@ -53,6 +53,7 @@ def render(parts: ExplorerParts, lang: str, session: Any) -> dict:
         **({parts.started: True} if session is not None else {}),   # left out: a redraw never clears the flag
         **({parts.share: share_query(session, lang)} if session is not None else {}),
         parts.replay_more: replay_more_button(session, lang),
+        parts.orders: "",   # the orders table was about the step shown before
     }
 
 
@@ -209,6 +210,9 @@ def with_notice(text: str, session: Any, lang: str) -> str:
     if rest is not None:
         done = len(session.stepper.tokens)
         text = f"{text}  \n{strings.tr(lang, 'link_paused', total=rest.total, done=done, left=rest.total - done)}"
+    rebuilt = getattr(getattr(session, "stepper", None), "last_rebuild", None)
+    if rebuilt is not None:   # the memory budget had set this session's cache aside (``memory_budget``)
+        text = f"{text}  \n{strings.tr(lang, 'rebuilt', n=rebuilt[0], s=rebuilt[1])}"
     return text
 
 
