@@ -267,8 +267,30 @@ def test_lesson_10_a_pointer_that_names_the_result_waits_for_the_run(browser, ap
     page = open_page(ctx.new_page(), f"{app_url}?tab=lessons&lesson={les.number}&screen={exp.screen - 1}")
     try:
         _pointer_waits_for_the_run(page, exp)
+        _the_pointers_follow_into_the_setup(page, les)
     finally:
         ctx.close()
+
+
+def _the_pointers_follow_into_the_setup(page, les) -> None:
+    """"Open this lesson's setup" switches to the Temperature-0 tab: the strip above it names the
+    lesson and screen and carries the pointers just revealed; "Back to the lesson" returns."""
+    from conftest_app import SHOTS
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")    # the student is far down the page
+    page.click("#lesson-load")
+    page.wait_for_function("document.querySelector('button[role=tab][aria-selected=true]').id"
+                           " === 'tab-determinism-button'", timeout=WAIT_MS)
+    page.wait_for_selector("#lesson-follow", state="visible", timeout=WAIT_MS)
+    text = page.inner_text("#lesson-follow")
+    assert f"Lesson {les.number}" in text and "parts from float32 at step 0" in text
+    page.wait_for_function("document.getElementById('lesson-follow').getBoundingClientRect().top >= -1 && "
+                           "document.getElementById('lesson-follow').getBoundingClientRect().top < 200",
+                           timeout=WAIT_MS)                           # scrolled to the strip, not left below
+    page.screenshot(path=str(SHOTS / "lesson10_follows_into_its_tab.png"))
+    page.click("#lesson-back")
+    page.wait_for_function("document.querySelector('button[role=tab][aria-selected=true]').id"
+                           " === 'tab-lessons-button'", timeout=WAIT_MS)
+    page.wait_for_selector("#lesson-follow", state="hidden", timeout=WAIT_MS)
 
 
 def _pointer_waits_for_the_run(page, exp) -> None:

@@ -30,6 +30,7 @@ from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.scripts import script
 from decoding_lab.ui.explorer.parts import ExplorerParts
+from decoding_lab.ui.lessons import follow
 from decoding_lab.ui.lessons.parts import LessonsParts
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -115,17 +116,20 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 # copies the address bar: the tab, the lesson and screen, the Explorer's run (assets/js/page.js)
                 L(gr.Button(t(lang, "copy_link"), size="sm", elem_id="copy-link-btn"), "copy_link", "value")
         ctx = TabContext(lang, lang_state, jobs, L, page=demo)
+        follow_parts = follow.build(lang)   # a lesson's strip, shown above the tab that holds its setup
         tabs: dict[str, TabUI] = {}
+        tab_of: dict[str, Any] = {}   # the gr.Tab of each name
         with gr.Tabs(elem_id="tabs", selected="explorer") as tabs_comp:
             ctx.tabs = tabs_comp  # Compare's "send to the Explorer" opens the Explorer
             for name, module in TABS:
                 with gr.Tab(t(lang, f"tab_{name}"), id=name, elem_id=f"tab-{name}") as tab:
                     L(tab, f"tab_{name}")
                     tabs[name] = module.build(ctx)
+                tab_of[name] = tab
                 # the tab goes into the address bar (a shared link opens it), and plots get their size
                 tab.select(None, None, None, js=f"() => window.dlOnTab({json.dumps(name)})")
         _wire_language(tabs, L, lang_state, lang_radio)
-        _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs)
+        _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs, follow_parts, lang_radio, tab_of["lessons"])
         _wire_share_link(demo, tabs, tabs_comp, lang_radio)
         for name, tab in tabs.items():   # each tab's setup follows the visitor into the address bar
             if tab.link:
@@ -158,12 +162,17 @@ def _wire_language(tabs: dict[str, TabUI], L: Labels, lang_state: Any, lang_radi
             ev.then(tab.relabel, [lang_state, *tab.states], tab.views, api_visibility="private")
 
 
-def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any, jobs: SessionJobs) -> None:
-    """"Load this experiment": the lesson names a tab; that tab's ``fill`` sets it up."""
+def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any, jobs: SessionJobs,
+                         strip: follow.FollowParts, lang_radio: Any, lessons_tab: Any) -> None:
+    """"Open this lesson's setup": the lesson names a tab; that tab's ``fill`` sets it up, the page
+    switches to it, and the lesson's strip (``lessons.follow``) shows above it with the screen's
+    pointers and a way back."""
     les = tabs["lessons"].parts
     if not isinstance(les, LessonsParts):  # no lessons could be read (``LessonsUnavailable``): nothing to load
         return
-    outputs = _unique([tabs_comp, les.loaded, *(c for tab in tabs.values() for c in tab.fill_outputs)])
+    strip_views = [strip.row, strip.text, strip.back]
+    outputs = _unique([tabs_comp, les.loaded, strip.shown, *strip_views,
+                       *(c for tab in tabs.values() for c in tab.fill_outputs)])
 
     def on_load(v: dict) -> dict:
         lang = v["lang"]
@@ -174,11 +183,25 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
         if tab is None or tab.fill is None:
             warn(t(lang, "tab_missing", tab=tab_id), lang)
             return {les.loaded: gr.update()}
+        shown = (int(v["number"]), int(v["screen"] or 0))
         return {**tab.fill(preset, lang), les.loaded: les.loaded_message(lang, lesson, tab_id),
-                tabs_comp: gr.Tabs(selected=tab_id)}
+                tabs_comp: gr.Tabs(selected=tab_id), strip.shown: shown,
+                **follow.views(strip, lang, les.lessons, shown, v["runs"])}
 
-    les.load.click(model_event(on_load, ["lang", "number"], jobs), [lang_state, les.current], outputs,
-                   api_name="lesson_load", concurrency_id="model")
+    les.load.click(model_event(on_load, ["lang", "number", "screen", "runs"], jobs),
+                   [lang_state, les.current, les.screen, les.runs], outputs,
+                   api_name="lesson_load", concurrency_id="model").then(
+        None, None, None, js=follow.SCROLL_TO_STRIP_JS)
+
+    def back() -> dict:
+        return {tabs_comp: gr.Tabs(selected="lessons"), strip.row: gr.update(visible=False), strip.shown: None}
+
+    strip.back.click(back, None, [tabs_comp, strip.row, strip.shown], api_visibility="private", queue=False)
+    # going back to the Lessons tab by its own header hides the strip too
+    lessons_tab.select(lambda: (gr.update(visible=False), None), None, [strip.row, strip.shown],
+                       api_visibility="private", queue=False)
+    lang_radio.change(lambda lang, shown, runs: follow.views(strip, lang, les.lessons, shown, runs),
+                      [lang_radio, strip.shown, les.runs], strip_views, api_visibility="private", queue=False)
 
 
 def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, lang_radio: Any) -> None:
