@@ -8,6 +8,8 @@ transformers float32 path (the Temperature-0 tab's "same file, two engines")."""
 from __future__ import annotations
 
 import copy
+import gc
+import weakref
 
 import pytest
 import torch
@@ -56,6 +58,24 @@ def test_logits_equal_a_fresh_prefill(on_llamacpp):
     whole = lm.forward(torch.tensor([ids]), lm.new_cache())[0]
     assert int(step.argmax()) == int(whole.argmax())
     assert float((step - whole).abs().max()) < 0.05
+
+
+def test_a_dropped_or_outgrown_cache_frees_its_context(on_llamacpp):
+    """A cache's llama_context is freed when the cache goes (llama-cpp-python's own context stays
+    alive as long as its model, which kept every visitor's context in a server), and a cache that
+    grows frees the smaller context it moved out of."""
+    lm = on_llamacpp
+    cache = lm.new_cache()
+    lm.forward(torch.tensor([[5, 6, 7]]), cache)
+    small = cache.ctx
+    counted = cache.nbytes()
+    assert counted > cache.n_ctx * lm.backend.kv_bytes_per_token      # KV plus one batch's compute buffer
+    lm.forward(torch.tensor([[8] * (cache.n_ctx + 1)]), cache)          # past the context: it doubles
+    assert cache.ctx is not small and not small._free.alive and cache.nbytes() > counted
+    gone = weakref.ref(cache.ctx)
+    del cache, small
+    gc.collect()
+    assert gone() is None
 
 
 def test_batched_calls_and_models_without_gguf_get_one_line(on_llamacpp):

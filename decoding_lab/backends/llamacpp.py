@@ -24,6 +24,7 @@ import ctypes
 import importlib.util
 import os
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from decoding_lab.backends.registry import get_model, register
 from decoding_lab.errors import ModelError
 from decoding_lab.llamacpp import require
 
-__all__ = ["LlamaCppBackend", "LlamaCppCache", "SUFFIX", "load"]
+__all__ = ["LlamaCppBackend", "LlamaCppCache", "OwnedContext", "SUFFIX", "load"]
 
 #: A bundled model's name with this suffix runs on llama.cpp: ``smollm2-135m-instruct@llama.cpp``.
 SUFFIX = "@llama.cpp"
@@ -75,6 +76,12 @@ class LlamaCppBackend(SilentEngine):
         n_head, n_head_kv = int(lib.llama_model_n_head(m)), int(lib.llama_model_n_head_kv(m))
         kv_width = int(lib.llama_model_n_embd(m)) // max(1, n_head) * n_head_kv
         self.kv_bytes_per_token = 4 * int(lib.llama_model_n_layer(m)) * kv_width
+        # Beside its KV cache a context holds a compute buffer for one batch of activations. Read as
+        # resident memory per context (four contexts, one process): 14.0 MB for SmolLM2-135M and
+        # 20.6-22.7 MB for Gemma 3 270M at 512-token batches, above the KV. The memory budget
+        # counts it as 20 float32 activations of width n_embd per batch position (23.6 and 26.2 MB
+        # for those two), no less than was measured.
+        self.compute_bytes_per_batch_token = 20 * 4 * int(lib.llama_model_n_embd(m))
 
     def new_cache(self) -> "LlamaCppCache":
         return LlamaCppCache(self)
@@ -85,6 +92,43 @@ class LlamaCppBackend(SilentEngine):
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise ModelError(_ONE_SEQUENCE)
         return torch.from_numpy(cache.feed(input_ids[0].tolist())).view(1, -1)
+
+
+def _free_context(lib: Any, ctx: Any, _model: Any) -> None:
+    lib.llama_free(ctx)
+
+
+class OwnedContext:
+    """A ``llama_context`` freed the moment its cache is dropped.
+
+    llama-cpp-python's own ``LlamaContext`` puts its ``close`` on the *model's* exit stack (so
+    that a context is freed before its model), which keeps every context the model ever made
+    alive until the model itself closes: a server that makes a context per visitor, or per
+    parked-and-rebuilt cache, would keep them all (about 67 MB each for a 2,304-token context of
+    the bundled 135M model). This one frees its context when it is garbage-collected or closed;
+    it holds the backend, so the model outlives it, and ``weakref.finalize`` runs before the
+    interpreter tears the model down at exit."""
+
+    def __init__(self, lib: Any, backend: "LlamaCppBackend", params: Any) -> None:
+        ctx = lib.llama_init_from_model(backend.model.model, params)
+        if not ctx:
+            raise ModelError("llama.cpp could not make a context (out of memory?)")
+        self.lib, self.backend, self.ctx = lib, backend, ctx
+        self.memory = lib.llama_get_memory(ctx)
+        # the finalizer holds the model too, so the weights are never freed before this context
+        self._free = weakref.finalize(self, _free_context, lib, ctx, backend.model)
+
+    def decode(self, batch: Any) -> None:
+        rc = self.lib.llama_decode(self.ctx, batch.batch)
+        if rc != 0:
+            raise RuntimeError(f"llama_decode returned {rc}")
+
+    def kv_cache_seq_rm(self, seq_id: int, p0: int, p1: int) -> bool:
+        return bool(self.lib.llama_memory_seq_rm(self.memory, seq_id, p0, p1))
+
+    def close(self) -> None:
+        """Free the context now (the finalizer runs once; later calls do nothing)."""
+        self._free()
 
 
 class LlamaCppCache(OneSequenceCache):
@@ -111,10 +155,7 @@ class LlamaCppCache(OneSequenceCache):
         params.n_ubatch = params.n_batch
         params.n_threads = params.n_threads_batch = self.backend.n_threads
         params.n_seq_max = 1
-        try:
-            ctx = self.backend._internals.LlamaContext(model=self.backend.model, params=params, verbose=False)
-        except ValueError as e:
-            raise ModelError(f"llama.cpp could not make a context ({e})") from None
+        ctx = OwnedContext(self.lib, self.backend, params)
         batch = self.backend._internals.LlamaBatch(n_tokens=params.n_batch, embd=0, n_seq_max=1, verbose=False)
         return ctx, batch
 
@@ -137,11 +178,17 @@ class LlamaCppCache(OneSequenceCache):
             if int(lib.llama_state_seq_get_data(src, buf, n, 0)) != n or \
                     int(lib.llama_state_seq_set_data(ctx.ctx, buf, n, 0)) != n:
                 raise ModelError("llama.cpp could not move the KV cache into a larger context")
+        if self.ctx is not None:
+            self.ctx.close()     # the smaller context's memory goes back now, not at the next collection
         self.ctx, self.batch, self.n_ctx = ctx, batch, size
 
     def nbytes(self) -> int:
-        """The KV cache's allocation: the context's ``n_ctx`` cells at the model's bytes per token."""
-        return self.n_ctx * self.backend.kv_bytes_per_token
+        """The context's memory: its ``n_ctx`` KV cells at the model's bytes per token, plus the
+        compute buffer for one batch (``LlamaCppBackend.compute_bytes_per_batch_token``)."""
+        if self.ctx is None:
+            return 0
+        return self.n_ctx * self.backend.kv_bytes_per_token + \
+            self.batch._n_tokens * self.backend.compute_bytes_per_batch_token
 
     # --- the cache protocol (backends.base.Cache) -------------------------------------
     def get_seq_length(self) -> int:
