@@ -62,7 +62,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     whatever their file, so the servers start once.
     Each process then starts the shared app and Chromium at most once (session fixtures)."""
     lanes = {item.nodeid: lane_of(item) for item in items}
-    distributed = bool(getattr(config.option, "numprocesses", 0)) and getattr(config.option, "dist", "no") != "no"
+    # pytest-xdist collects in its worker processes, where it sets ``dist`` to "no" and keeps the
+    # distribution mode as ``loadgroup``: read that, or no test would ever get its group there.
+    distributed = bool(getattr(config.option, "loadgroup", False)) or (
+        bool(getattr(config.option, "numprocesses", 0)) and getattr(config.option, "dist", "no") != "no")
     for item in items:
         item.add_marker(getattr(pytest.mark, lanes[item.nodeid]))
         if distributed:
