@@ -1,5 +1,5 @@
-"""Teacher mode in a real browser at 1920×1080: large type (computed sizes), the list, progress,
-pointers and checks hidden, paging with the keyboard, and a screen's experiment run on that screen
+"""Teacher mode in a real browser at 1920×1080: large type (computed sizes), the list, progress
+and pointers hidden, the checks on a lesson's last screen, paging into the next lesson, paging with the keyboard, and a screen's experiment run on that screen
 with the chart's fonts scaled to match; in English and in Chinese. Screenshots go to /tmp/shots."""
 
 from __future__ import annotations
@@ -77,6 +77,34 @@ def test_keyboard_pages_in_teacher_mode(big):
     page.keyboard.press("ArrowRight")       # outside teacher mode the keys do not page
     page.wait_for_timeout(600)
     assert counter(page) == f"Screen 1 of {n}"
+
+
+def test_teacher_mode_shows_the_checks_and_pages_on_into_the_next_lesson(big):
+    """On a lesson's last screen the checks show in teacher mode too (in large type, to put a
+    question to the class), and paging on goes into the next lesson and back."""
+    page = big
+    set_teacher(page, True)
+    n = len(LESSONS[1].screens("en"))
+    page.click("#lesson-text")
+    page.wait_for_function("document.querySelector('#teacher-counter').innerText.includes('1 of')")
+    for _ in range(n - 1):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(150)
+    page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes('Screen {n} of {n}')",
+                           timeout=30_000)
+    page.wait_for_function("document.querySelector('#teacher-next').innerText.includes('Next lesson')")
+    assert visible(page, "#lesson-checks") and px(page, "#lesson-checks label span") >= 24
+    page.screenshot(path=str(SHOTS / "teacher_checks_1920.png"))
+    page.keyboard.press("ArrowRight")
+    title2 = LESSONS[2].title["en"]
+    page.wait_for_function(f"document.querySelector('#lesson-text').innerText.includes({title2!r})", timeout=30_000)
+    page.wait_for_function("document.querySelector('#teacher-counter').innerText.trim().startsWith('Screen 1 of')")
+    assert not visible(page, "#lesson-checks")
+    page.wait_for_function("document.querySelector('#teacher-prev').innerText.includes('Previous lesson')")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(f"document.querySelector('#teacher-counter').innerText.includes('Screen {n} of {n}')",
+                           timeout=30_000)
+    set_teacher(page, False)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -48,6 +48,20 @@ def state_inputs(ui: LessonsParts) -> list[Any]:
     return [ui.current, ui.screen, ui.done, ui.learner, ui.runs, ui.teacher]
 
 
+def neighbour_screen(ui: LessonsParts, les: Lesson, screen: int) -> tuple[Lesson, int]:
+    """Where paging to ``screen`` of ``les`` lands: past the last screen, the next lesson's first;
+    before the first, the previous lesson's last (so a teacher paging with the arrow keys goes on
+    into the next lesson); at either end of the course it stays."""
+    last = len(les.screens("en")) - 1
+    at = ui.order.index(les.number)
+    if screen > last and at + 1 < len(ui.order):
+        return ui.lessons[ui.order[at + 1]], 0
+    if screen < 0 and at > 0:
+        before = ui.lessons[ui.order[at - 1]]
+        return before, len(before.screens("en")) - 1
+    return les, clamp_screen(les, screen)
+
+
 def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict | None) -> tuple[dict | None, str]:
     """Run the screen's experiment for a learner who has predicted ``guess``; returns the new runs and
     a message (empty when it ran). A failed run shows the tested values, marked as such."""
@@ -133,13 +147,14 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
         @guarded
         def on_move(v: dict[str, Any]) -> dict:
             les = lesson_of(ui, v["lang"], v["number"])
-            screen = clamp_screen(les, int(v["screen"] or 0) + delta)
-            return {ui.screen: screen, **show(v, screen=screen)}
+            les, screen = neighbour_screen(ui, les, clamp_screen(les, v["screen"]) + delta)
+            return {ui.current: les.number, ui.screen: screen, **show(v, number=les.number, screen=screen)}
         return on_move
 
     for btn, delta, name in ((ui.prev, -1, "lesson_prev"), (ui.next, 1, "lesson_next")):
         # a key held or pressed twice quickly: run the latest press after the current one, never drop it
-        events[name] = btn.click(named(kept_shape(move(delta)), names), inputs, [ui.screen, *outs], api_name=name,
+        events[name] = btn.click(named(kept_shape(move(delta)), names), inputs, [ui.current, ui.screen, *outs],
+                                 api_name=name,
                                  trigger_mode="always_last")
 
     def on_run(v: dict[str, Any]) -> dict:

@@ -7,7 +7,8 @@ from decoding_lab.ui.common.i18n import Namespace, register
 
 EN: dict[str, str] = {
     "pick": "Lessons", "teacher": "Teacher mode: large type, one idea per screen (← → or PageUp / PageDown to page)",
-    "prev": "◀ Previous", "next": "Next ▶", "load": "Open this lesson's setup in its tab", "look": "What to look at",
+    "prev": "◀ Previous", "next": "Next ▶",
+    "prev_lesson": "◀ Previous lesson", "next_lesson": "Next lesson ▶", "load": "Open this lesson's setup in its tab", "look": "What to look at",
     "look_wait_here": "Pointers appear here once you have made your prediction and run the experiment.",
     "look_wait": "Screen {s}'s pointers appear once you have run its experiment.",
     "checks": "Check your understanding", "check": "Check", "check_n": "Question {i} of {n}",
@@ -50,7 +51,8 @@ EN: dict[str, str] = {
 
 ZH: dict[str, str] = {
     "pick": "课程", "teacher": "教师模式：大字号，每屏一个要点（← → 或 PageUp / PageDown 翻页）",
-    "prev": "◀ 上一屏", "next": "下一屏 ▶", "load": "在对应页面打开本课的设置", "look": "看哪里",
+    "prev": "◀ 上一屏", "next": "下一屏 ▶",
+    "prev_lesson": "◀ 上一课", "next_lesson": "下一课 ▶", "load": "在对应页面打开本课的设置", "look": "看哪里",
     "look_wait_here": "做出预测并运行实验之后，这里会列出该看哪里。",
     "look_wait": "第 {s} 屏该看哪里，要等运行了那一屏的实验才列出。",
     "checks": "检验一下", "check": "检查", "check_n": "第 {i} / {n} 题",

@@ -174,11 +174,12 @@ def outputs(ui: LessonsParts) -> list[Any]:
 def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[str] | None,
           learner: str | None = "", runs: dict | None = None, teacher: bool = False) -> dict:
     """Everything the tab shows for one lesson and screen, in one language (an unknown number shows
-    the first lesson). In teacher mode the list, progress, pointers, set-up button and checks hide;
-    otherwise the checks show on the lesson's last screen."""
+    the first lesson). In teacher mode the list, progress, pointers and set-up button hide; the
+    checks show on the lesson's last screen in both modes."""
     les = ui.lessons.get(_number(number), ui.lessons[ui.order[0]])
     screen = clamp_screen(les, screen)
     text, counter = screen_markdown(les, lang, screen)
+    last = len(les.screens(lesson_lang(lang))) - 1
     teacher = bool(teacher)
     return {
         ui.picker: gr.update(choices=picker_choices(list(ui.lessons.values()), lang, passed), value=les.number,
@@ -189,15 +190,17 @@ def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[st
         ui.side: gr.update(visible=not teacher),
         ui.teacher: gr.update(label=tr(lang, "teacher")),
         ui.text: text, ui.counter: counter,
-        ui.prev: gr.update(value=tr(lang, "prev")), ui.next: gr.update(value=tr(lang, "next")),
+        # at a lesson's ends the pager goes on into the next (or previous) lesson, and says so
+        ui.prev: gr.update(value=tr(lang, "prev_lesson" if screen == 0 and les.number != ui.order[0] else "prev")),
+        ui.next: gr.update(value=tr(lang, "next_lesson" if screen == last and les.number != ui.order[-1] else "next")),
         **look_views(ui, les, lang, screen, runs, teacher),
         ui.load: gr.update(value=tr(lang, "load"), visible=not teacher),
         ui.loaded: gr.update(value="", visible=not teacher),
         ui.link: f"lesson={les.number}&screen={screen}",     # the page writes it into the address bar
         **experiment_views(ui, les, lang, screen, runs, teacher),
         # the checks come after the lesson's last screen has been read, not beside its first
-        **C.check_views(ui, les, lang, passed, learner,
-                        visible=not teacher and screen == len(les.screens(lesson_lang(lang))) - 1),
+        # (in teacher mode too, in large type: the class answers one aloud, the teacher clicks it)
+        **C.check_views(ui, les, lang, passed, learner, visible=screen == last),
     }
 
 
