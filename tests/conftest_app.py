@@ -11,6 +11,8 @@ import socket
 from pathlib import Path
 from typing import Any, Iterator
 
+from lanes import note_start  # noqa: E402  (counted in the run's summary)
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 #: Debian's chromium, started the way this closed network needs (no background connections).
@@ -36,6 +38,7 @@ def running_app() -> Iterator[tuple[object, str]]:
     demo.queue(**queue_kwargs())  # what app.py uses: the fair scheduler, not gradio's queue, orders model jobs
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
+    note_start("app (seven tabs)")
     try:
         yield demo, f"http://127.0.0.1:{port}/"
     finally:
@@ -61,6 +64,7 @@ def chromium() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        note_start("Chromium")
         try:
             yield browser
         finally:

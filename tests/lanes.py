@@ -17,15 +17,20 @@ The lane is read from what a test asks for, so a new test lands in the right one
 
 from __future__ import annotations
 
+import collections
 import doctest
+import os
 import re
+import tempfile
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 LANES = ("fast", "model", "app")
 APP_FIXTURES = frozenset({"app_url", "client", "browser", "page", "app"})
 MODEL_FIXTURES = frozenset({"smollm", "gemma", "vllm_servers"})
-#: Session fixtures so costly that every test using one shares one xdist group (one process starts it).
+#: Session fixtures so costly that every file using one goes to one xdist process (which starts it once).
 SHARED_GROUPS = {"vllm_servers": "vllm"}
 
 
@@ -49,31 +54,97 @@ def _names(source: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", source))
 
 
-@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its lane (``-m fast`` selects on it), and order a whole run lane by
     lane, fast first, so a broken unit shows in the first minute (the sort is stable: each lane
-    keeps the order pytest collected it in).
-
-    Run by pytest-xdist with ``--dist loadgroup`` (``make test``'s two processes), each test file
-    is one group, so its module fixtures (a live server, a module's own app or tab) start once,
-    in the process that takes it; the app lane's files go out first, as they are the longest. The
-    tests that use one of ``SHARED_GROUPS``' session fixtures (the vLLM servers) are one group
-    whatever their file, so the servers start once.
-    Each process then starts the shared app and Chromium at most once (session fixtures)."""
+    keeps the order pytest collected it in). Run in several processes (``pytest-xdist``), the app
+    lane goes first instead: its files are the longest, and ``FileGroups`` hands them out first."""
     lanes = {item.nodeid: lane_of(item) for item in items}
-    # pytest-xdist collects in its worker processes, where it sets ``dist`` to "no" and keeps the
-    # distribution mode as ``loadgroup``: read that, or no test would ever get its group there.
+    # xdist's worker processes see dist "no" and keep the mode as ``loadgroup``
     distributed = bool(getattr(config.option, "loadgroup", False)) or (
         bool(getattr(config.option, "numprocesses", 0)) and getattr(config.option, "dist", "no") != "no")
     for item in items:
         item.add_marker(getattr(pytest.mark, lanes[item.nodeid]))
-        if distributed:
-            names = set(getattr(item, "fixturenames", ()))
-            shared = next((group for fixture, group in SHARED_GROUPS.items() if fixture in names), None)
-            item.add_marker(pytest.mark.xdist_group(shared or item.nodeid.split("::")[0]))
     order = ("app", "model", "fast") if distributed else LANES
     items.sort(key=lambda item: order.index(lanes[item.nodeid]))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (``make test``'s processes) hands out whole test files: a file's module
+    fixtures (a live server, a module's own app or tab) start once, in the process that takes it.
+    The files that use one of ``SHARED_GROUPS``' session fixtures (the vLLM servers) go to one
+    process together, so those servers start once. (xdist's own loadgroup reads a group from a
+    suffix it writes into each node id, which pytest 9 no longer lets it write: every test would
+    be handed out on its own.) Each process then starts the shared app and Chromium at most once."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = _files_using(SHARED_GROUPS, config.rootpath / "tests", config.rootpath)
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return shared.get(path, path)
+
+    return FileGroups(config, log)
+
+
+def _files_using(fixtures: dict[str, str], folder: Path, root: Path) -> dict[str, str]:
+    """test file (relative to ``root``) -> group, for the files whose text names one of ``fixtures``.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "test_a.py").write_text("def test(vllm_servers): ...")
+    >>> _ = (d / "test_b.py").write_text("def test(smollm): ...")
+    >>> _files_using({"vllm_servers": "vllm"}, d, d)
+    {'test_a.py': 'vllm'}
+    """
+    out: dict[str, str] = {}
+    for path in sorted(folder.glob("test_*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        group = next((g for fixture, g in fixtures.items() if fixture in text), None)
+        if group:
+            out[path.relative_to(root).as_posix()] = group
+    return out
+
+
+#: a file every process of one run appends to when it starts an app or a Chromium (``note_start``)
+STARTS_ENV = "DECODING_LAB_TEST_STARTS"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's controller (not an xdist worker) names the starts file; workers inherit it."""
+    if hasattr(config, "workerinput") or os.environ.get(STARTS_ENV):
+        return
+    fd, path = tempfile.mkstemp(prefix="decoding-lab-starts-")
+    os.close(fd)
+    os.environ[STARTS_ENV] = path
+    config.stash[_STARTS] = path
+
+
+def note_start(kind: str) -> None:
+    """Record that this process started ``kind`` ("app", "Chromium"); the summary counts them."""
+    path = os.environ.get(STARTS_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{kind}\n")
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """One line at the end of a run: how many apps and browsers all its processes started."""
+    path = config.stash.get(_STARTS, None)
+    if not path:
+        return
+    with open(path, encoding="utf-8") as f:
+        counts = collections.Counter(line.strip() for line in f if line.strip())
+    os.unlink(path)
+    os.environ.pop(STARTS_ENV, None)
+    terminalreporter.write_line("started in this run: " + (", ".join(f"{kind} {n}" for kind, n in sorted(
+        counts.items())) or "no app and no browser"))
+
+
+_STARTS = pytest.StashKey[str]()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -98,3 +169,4 @@ def _loaded_models() -> list[str]:
     from decoding_lab.backends.loaded import LoadedModel
     # a test that swaps the loader for a stand-in loads nothing real
     return [lm.name for lm in registry.loaded_models() if isinstance(lm, LoadedModel)]
+

@@ -39,6 +39,8 @@ def test_dockerfile_commands_install_and_serve(tmp_path):
     port = _free_port()
     env.update(DECODING_LAB_HOST="127.0.0.1", PORT=str(port), GRADIO_SERVER_PORT=str(port))
     proc = subprocess.Popen([py, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    from lanes import note_start
+    note_start("app.py (child process)")
     try:
         deadline = time.time() + 300
         while time.time() < deadline:

@@ -14,7 +14,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import ValidationError
 
-from conftest_app import free_port
+from conftest_app import free_port, note_start
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -53,6 +53,7 @@ def app_url(smollm):  # smollm: the model is loaded before the first request
     demo.queue(default_concurrency_limit=2, max_size=32)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    note_start("app (one tab)")
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

@@ -26,6 +26,8 @@ def load_script():
 
 
 def test_four_tabs_at_once():
+    from lanes import note_start
+    note_start("app.py (child process)")
     report = load_script().run(sessions=SESSIONS, seconds=SECONDS)
     (rnd,) = report["rounds"]
     print(report)  # pytest -s shows the numbers

@@ -16,7 +16,7 @@ import torch
 from gradio_client import Client
 from gradio_client.exceptions import AppError, ValidationError
 
-from conftest_app import free_port
+from conftest_app import free_port, note_start
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 torch.set_num_threads(1)
@@ -163,6 +163,7 @@ def app():
     demo.queue()
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    note_start("app (one tab)")
     try:
         yield Client(f"http://127.0.0.1:{port}/", verbose=False), tab
     finally:
