@@ -171,8 +171,9 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
     if not isinstance(les, LessonsParts):  # no lessons could be read (``LessonsUnavailable``): nothing to load
         return
     strip_views = [strip.row, strip.text, strip.back]
-    outputs = _unique([tabs_comp, les.loaded, strip.shown, *strip_views,
-                       *(c for tab in tabs.values() for c in tab.fill_outputs)])
+    # the strip comes last, so the API's answer keeps the places it had before the strip
+    outputs = _unique([tabs_comp, les.loaded, *(c for tab in tabs.values() for c in tab.fill_outputs),
+                       strip.shown, *strip_views])
 
     def on_load(v: dict) -> dict:
         lang = v["lang"]
