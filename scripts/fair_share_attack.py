@@ -44,6 +44,8 @@ from load_test import MODEL, rss_mb, start_server  # noqa: E402  (the same child
 
 VICTIM_IP, ATTACKER_IP = "198.51.100.7", "203.0.113.66"
 LONG_PROMPT = " ".join(["The quick brown fox jumps over the lazy dog."] * 190)   # ~1,900 tokens
+#: the Temperature-0 tab's full-recompute path takes at most 1,024 tokens in all: ~900 + 64 new
+MID_PROMPT = " ".join(["The quick brown fox jumps over the lazy dog."] * 90)
 STORY = "Tell me a long story about a dragon who learns to paint."
 HOT = {"temperature": 1.5, "top_p": 1.0}   # sampled hot: an end-of-text token is unlikely for a long while
 
@@ -86,7 +88,7 @@ def compare_4x256(c: Any, i: int) -> Any:
 
 
 def temperature_0(c: Any, i: int) -> Any:
-    return c.submit(model=MODEL, prompt=LONG_PROMPT, tokens=64, api_name="/determinism_run")
+    return c.submit(model=MODEL, prompt=MID_PROMPT, tokens=64, api_name="/determinism_run")
 
 
 def beam_8(c: Any, i: int) -> Any:
@@ -94,16 +96,28 @@ def beam_8(c: Any, i: int) -> Any:
 
 
 def long_prompt_steps(c: Any, i: int) -> Any:
-    """A new ~1,900-token session per click (the seed changes, so each click prefills again)."""
+    """A new ~1,900-token session per click (the prompt changes, so each click prefills again);
+    a refused click is followed by the next one at once."""
     def loop() -> None:
         for k in range(40):
-            c.predict(**explorer_args(LONG_PROMPT + f" {i}-{k}", k), api_name="/explorer_step")
+            if job.stop:
+                return
+            try:
+                c.predict(**explorer_args(LONG_PROMPT + f" {i}-{k}", k), api_name="/explorer_step")
+            except Exception as e:  # noqa: BLE001 - refused: the attacker just clicks again
+                job.refusals += 1
+                job.error = str(e)[:160]
 
     class Job:
         def __init__(self) -> None:
             self.th = threading.Thread(target=self._run, daemon=True)
             self.error: str | None = None
+            self.refusals = 0
+            self.stop = False
+
+        def start(self) -> "Job":
             self.th.start()
+            return self
 
         def _run(self) -> None:
             try:
@@ -115,12 +129,13 @@ def long_prompt_steps(c: Any, i: int) -> Any:
             return not self.th.is_alive()
 
         def cancel(self) -> None:
-            pass
+            self.stop = True
 
         def exception(self, timeout: float | None = None) -> Any:
             return self.error
 
-    return Job()
+    job = Job()
+    return job.start()
 
 
 ATTACKS: dict[str, Callable[[Any, int], Any]] = {
@@ -129,8 +144,9 @@ ATTACKS: dict[str, Callable[[Any, int], Any]] = {
 }
 
 
-def attack(url: str, name: str, tabs: int, victim: Any, steps: int, seed: int) -> dict[str, Any]:
-    clients = [client(url, ATTACKER_IP) for _ in range(tabs)]
+def attack(url: str, name: str, tabs: int, victim: Any, steps: int, seed: int,
+           ip: str = ATTACKER_IP) -> dict[str, Any]:
+    clients = [client(url, ip) for _ in range(tabs)]
     jobs = [ATTACKS[name](c, i) for i, c in enumerate(clients)]
     time.sleep(3.0)   # the attacker's jobs are running (or refused) before the victim clicks
     refused_attacker = []
@@ -196,7 +212,7 @@ def flood(url: str, joins: int, victim: Any) -> dict[str, Any]:
 
 def memory(url: str, pid: int, sessions: int) -> dict[str, Any]:
     before = rss_mb(pid)
-    peak, errors = before, []
+    peak, errors, trace = before, [], []
     for i in range(sessions):
         c = client(url, f"192.0.2.{i % 250 + 1}")
         try:
@@ -205,7 +221,10 @@ def memory(url: str, pid: int, sessions: int) -> dict[str, Any]:
             errors.append(str(e)[:120])
         c.close()
         peak = max(peak, rss_mb(pid))
+        if (i + 1) % 20 == 0:
+            trace.append((i + 1, rss_mb(pid)))     # (sessions so far, MB): a plateau, or a climb
     return {"sessions": sessions, "rss_before_mb": before, "rss_after_mb": rss_mb(pid), "rss_peak_mb": peak,
+            "rss_every_20": trace,
             "errors": errors[:5], "n_errors": len(errors)}
 
 
@@ -234,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         report["baseline_median_s"] = baseline = statistics.median(base)
         for name in chosen:
             if name in ATTACKS:
-                r = attack(url, name, args.tabs, victim, args.steps, 3)
+                # each attack from an address of its own: a job of the last one that a cancel does
+                # not stop (a Temperature-0 run) still runs, but does not count against this one's cap
+                r = attack(url, name, args.tabs, victim, args.steps, 3, ip=f"203.0.113.{66 + list(ATTACKS).index(name)}")
                 r["ratio"] = r["victim_median_s"] / baseline if r["victim_median_s"] else None
                 ok &= r["ratio"] is not None and r["ratio"] <= args.target and not r["victim_refused"]
             elif name == "flood":
