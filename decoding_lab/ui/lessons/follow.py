@@ -32,7 +32,8 @@ class FollowParts:
 def build(lang: str) -> FollowParts:
     """The strip, built above the page's tabs (hidden)."""
     with gr.Row(elem_id="lesson-follow", visible=False, equal_height=False) as row:
-        text = gr.Markdown("", elem_id="lesson-follow-text")
+        with gr.Column(scale=5, min_width=300):   # on a phone the button wraps below the text
+            text = gr.Markdown("", elem_id="lesson-follow-text")
         back = gr.Button(tr(lang, "back"), size="sm", scale=0, min_width=180, elem_id="lesson-back")
     return FollowParts(row=row, text=text, back=back, shown=gr.State(None))
 
