@@ -31,6 +31,7 @@ from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.common.scripts import script
 from decoding_lab.ui.explorer.parts import ExplorerParts
 from decoding_lab.ui.lessons import follow
+from decoding_lab.ui.lessons.views import clamp_screen
 from decoding_lab.ui.lessons.parts import LessonsParts
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -184,7 +185,7 @@ def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any
         if tab is None or tab.fill is None:
             warn(t(lang, "tab_missing", tab=tab_id), lang)
             return {les.loaded: gr.update()}
-        shown = (int(v["number"]), int(v["screen"] or 0))
+        shown = (lesson.number, clamp_screen(lesson, v["screen"]))
         return {**tab.fill(preset, lang), les.loaded: les.loaded_message(lang, lesson, tab_id),
                 tabs_comp: gr.Tabs(selected=tab_id), strip.shown: shown,
                 **follow.views(strip, lang, les.lessons, shown, v["runs"])}

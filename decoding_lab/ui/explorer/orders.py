@@ -1,5 +1,5 @@
 """Explorer tab, "this step under each engine order": the step on screen redone under every preset
-order (transformers, vLLM, llama.cpp) with the same settings and the same random state, side by
+order (transformers, vLLM, llama.cpp, llama-cpp-python) with the same settings and the same random state, side by
 side: how many tokens each stage left, what the selector could pick, and the token it picked.
 
 Engines apply the same stages in different orders, and the order changes what is cut (min-p before
