@@ -53,6 +53,20 @@ MESSAGES: dict[str, str] = {
     "job_seconds": "this run used the {s} s of model time one job may use here; what it made so far is kept "
                    "({setting})",
     "request_too_large": "this request is {got} bytes; at most {cap} are accepted here ({setting})",
+    "room_code": "that is not a class code: a code is 8 letters and digits, like K7M2-9QXP",
+    "no_room": "no open class has the code {room}; check it with your teacher (a class closes after {minutes} min "
+               "without activity)",
+    "wrong_codes": "too many wrong class codes from this address ({n} a minute); wait a minute ({setting})",
+    "rooms_full": "{n} classes are open on this server, the most it holds; try again later ({setting})",
+    "room_full": "this class already has {n} students, the most it takes ({setting})",
+    "not_teacher": "only the browser that opened this class can change what it shows",
+    "not_member": "you are no longer in this class; join again with its code",
+    "no_question": "that question is not open now: the teacher has moved on",
+    "bad_choice": "the answer must be one of the question's {n} choices, got {got}",
+    "bad_number": "the answer must be a number between -{bound} and {bound}, got {got}",
+    "bad_confidence": "confidence must be 1, 2 or 3 (or left out), got {got}",
+    "answer_limit": "you have changed this answer {n} times in this round, the most allowed ({setting})",
+    "max_rounds": "this question has had {n} rounds, the most one question has",
     "too_many_requests": "too many requests from this address ({n} in {window} s); wait a few seconds ({setting})",
 }
 

@@ -41,6 +41,13 @@ when it starts.
 |                             |                  | to name the client |
 | ``DECODING_LAB_MEMORY_MB`` | 4096; public: 2048 | memory the live sessions' KV caches may hold together (0 = no cap); |
 |                            |                    | past it the least recently used idle session is parked |
+| ``DECODING_LAB_MAX_ROOMS`` | 20 | classes open at once in this process (``decoding_lab.classroom``) |
+| ``DECODING_LAB_ROOM_STUDENTS`` | 100 | students one class takes |
+| ``DECODING_LAB_ROOM_IDLE`` | 3600 | seconds a class lives without a join, an answer or a teacher's click; |
+|                            |      | then it and every answer in it are forgotten |
+| ``DECODING_LAB_ROOM_WRONG_CODES`` | 20 | wrong class codes one client (network address) may type in a |
+|                                   |    | minute; more are refused (a code has 40 random bits) |
+| ``DECODING_LAB_ROOM_ANSWERS`` | 10 | times a student may give (or change) an answer to one question in one round |
 | ``DECODING_LAB_PUBLIC`` | off | public deployment: Hub ids only from the allow-list, no model-written code |
 | ``DECODING_LAB_ALLOWED_MODELS`` | empty | comma-separated Hub ids allowed in public mode (``*``: any) |
 
@@ -109,6 +116,12 @@ class Limits:
     request_bytes: int = 1_000_000
     proxy_hops: int | None = None
     memory_mb: int | None = None
+    # -- classes (``decoding_lab.classroom``)
+    max_rooms: int = 20
+    room_students: int = 100
+    room_idle: float = 3600.0
+    room_wrong_codes: int = 20
+    room_answers: int = 10
 
     def __post_init__(self) -> None:
         """Fill the limits whose default depends on the mode: a public Space shares its slots
@@ -161,7 +174,7 @@ class Limits:
 
 
 #: Limits read as a number with a fraction; the others are whole numbers.
-FLOAT_LIMITS = ("session_ttl", "grammar_seconds", "job_seconds")
+FLOAT_LIMITS = ("session_ttl", "grammar_seconds", "job_seconds", "room_idle")
 #: Limits where 0 is allowed and means "no limit" (or, for the proxy hops, "no proxy").
 ZERO_IS_NONE = ("client_jobs", "job_seconds", "job_passes", "client_requests", "proxy_hops")
 
