@@ -93,6 +93,23 @@ def test_choices_are_balanced_in_length():
     assert longest <= len(CHECKS) / 3, f"the right answer is the longest choice in {longest} of {len(CHECKS)} checks"
 
 
+def _width(text: str) -> int:
+    """How wide a choice reads on screen: a Chinese character takes two columns, a Latin one."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def test_the_right_answer_is_never_visibly_the_longest():
+    """Where the right answer is the longest choice, it is so by a hair (at most 15% wider than the
+    widest wrong one, in either language), so length never points at it."""
+    assert _width("中a") == 3
+    for check in CHECKS:
+        for lang in ("en", "zh"):
+            right = _width(check.choices[check.answer].text[lang])
+            other = max(_width(c.text[lang]) for i, c in enumerate(check.choices) if i != check.answer)
+            assert right <= 1.15 * other, f"{check.id} ({lang}): right answer {right} wide, longest wrong one {other}"
+
+
 def test_choices_are_shuffled_per_learner():
     check = LESSONS[0].checks[0]
     orders = {tuple(check.order(f"learner-{i}")) for i in range(40)}
