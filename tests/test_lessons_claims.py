@@ -618,8 +618,21 @@ def _three_scores(smollm, gemma):
         out = _cell(d, T)["outcomes"]
         return sum(bool(o["vote_correct"]) for o in out) / len(out)
 
+    def outvoted(T):   # problems where some wrong answer comes up more often than the right one
+        from collections import Counter
+        n = 0
+        for o in _cell(d, T)["outcomes"]:
+            counts = Counter(a for a in o["answers"] if a is not None)
+            assert counts.get(o["reference"], 0) == sum(o["correct"])   # right means: the reference sum
+            n += max([c for a, c in counts.items() if a != o["reference"]], default=0) > sum(o["correct"])
+        return n
+
     assert pass1(0.0) == pytest.approx(0.56) and vote(0.0) == pytest.approx(0.56)
     assert pass1(0.7) == pytest.approx(0.38, abs=0.005) and vote(0.3) == pytest.approx(0.80)
+    assert pass1(0.3) == pytest.approx(0.53, abs=0.005) and pass1(0.3) < pass1(0.0)    # one sample: below greedy
+    assert pass1(1.0) == pytest.approx(0.21, abs=0.005) and abs(1 / pass1(1.0) - 5) < 0.5   # "one time in five"
+    assert vote(1.0) == pytest.approx(0.32) and vote(1.0) < pass1(0.0)                  # the hot vote: below greedy
+    assert outvoted(1.0) == 33 and outvoted(0.3) == 9
 
 
 # Lesson 12's costs are measured by the bench, not timed in a test (timing on a shared machine is
