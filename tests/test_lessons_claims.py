@@ -106,12 +106,19 @@ def _float32_underflow(smollm, gemma):
 def _spread(smollm, gemma):
     """The tempered logit variance (the numerator of dH/dT) and the entropy at T = 0.7 on both models."""
     prompt = LESSONS["temperature"].preset["prompt"]
-    for lm, var, H in ((smollm, 2.0, 3.8), (gemma, 1.5, 3.4)):
+    slopes = []
+    for lm, var, H, slope, sd in ((smollm, 2.0, 3.8, 5.9, 4.1), (gemma, 1.5, 3.4, 4.5, 5.3)):
         z = first_logits(lm, prompt).double()
         p = stats.probs(z / 0.7)
         got_var = ((p * z * z).sum() - (p * z).sum() ** 2).item()
         assert got_var == pytest.approx(var, abs=0.06)
         assert stats.entropy_at(z, 0.7) == pytest.approx(H, abs=0.06)
+        h = 1e-4   # dH/dT = Var/T³, checked against the entropy curve's own slope
+        fd = (stats.entropy_at(z, 0.7 + h) - stats.entropy_at(z, 0.7 - h)) / (2 * h)
+        assert got_var / 0.7 ** 3 == pytest.approx(fd, rel=1e-4) and fd == pytest.approx(slope, abs=0.06)
+        assert z.std().item() == pytest.approx(sd, abs=0.06)        # the raw logits' spread over the vocabulary
+        slopes.append(fd)
+    assert slopes[0] / slopes[1] == pytest.approx(1.3, abs=0.05)
 
 
 def tail_of(lm, prompt: str) -> dict:
