@@ -709,6 +709,12 @@ def _extract_file(smollm, gemma):
     assert len(direct) == 20 and sum(x["direct"] == x["reference"] for x in direct) / 20 == d["direct_accuracy"]
     greedy = _cell(_sweep(), 0.0)["outcomes"][:20]
     assert [o["index"] for o in greedy] == list(range(20)) and sum(o["correct"][0] for o in greedy) / 20 == 0.55
+    assert [x["problem"] for x in direct] == list(range(20))          # the same 20 problems, in order
+    diff = [float(x["direct"] == x["reference"]) - float(o["correct"][0]) for x, o in zip(direct, greedy)]
+    mean = sum(diff) / 20
+    se = math.sqrt(sum((x - mean) ** 2 for x in diff) / 19 / 20)       # paired standard error
+    assert mean == pytest.approx(0.20) and se == pytest.approx(0.14, abs=0.005)
+    assert (diff.count(1.0), diff.count(-1.0)) == (6, 2)
 
 
 # ----------------------------------------------------------------------------- lesson 13: training and selection
