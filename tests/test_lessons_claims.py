@@ -677,8 +677,12 @@ def _ops_growth(smollm, gemma):
 
 @check("mask-cost-ratio")
 def _mask_cost(smollm, gemma):
-    r = json.loads(BENCH_FILE.read_text())["grammar"]
+    run = json.loads(BENCH_FILE.read_text())
+    assert (run["torch_threads"], run["cpu_count"]) == (1, 2)      # the machine the lesson names
+    r = run["grammar"]
     assert r["valid"] and r["tokens"] > 10
+    assert r["mask_ms"]["mean"] < 1 and r["forward_ms"]["mean"] == pytest.approx(86, abs=0.5)
+    assert r["stage_ms"]["mean"] == pytest.approx(2.6, abs=0.05)
     assert r["mask_ms"]["mean"] < 0.01 * r["forward_ms"]["mean"], r
     assert r["stage_ms"]["mean"] < 0.1 * r["forward_ms"]["mean"], r
 
