@@ -20,7 +20,9 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
   by ``temperature`` and ``truncation``; a variant may name its own ``measure`` (greedy's pass@1
   beside a vote, say);
 * ``kind = "ctd"``: read the shipped calibrated-temperature file: ``pass@K`` on its held-out
-  problems at a variant's ``temperature`` (the fitted one, or a grid one);
+  problems at a variant's ``temperature`` (the fitted one, or a grid one); a variant with
+  ``whole_answers = true`` and a ``sweep`` file applies the fitted power to whole answers instead
+  (``pass@1`` only: :func:`whole_answer_pass1`);
 * ``kind = "extract"``: read the shipped extraction comparison (``extract-compare``): a variant's
   ``measure`` is one of its accuracies (``pattern_accuracy``, ``constraint_accuracy``,
   ``direct_accuracy``) or ``agreement``;
@@ -277,9 +279,40 @@ def _decode(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, str]:
 
 def _shipped(exp: Experiment) -> Any:
     """The shipped result file an experiment reads (``assets/sweeps/<file>``)."""
+    return _shipped_file(exp.file)
+
+
+def _shipped_file(name: str) -> Any:
     import json
     from decoding_lab.experiments.sweep import ASSET_DIR
-    return json.loads((ASSET_DIR / exp.file).read_text(encoding="utf-8"))
+    return json.loads((ASSET_DIR / name).read_text(encoding="utf-8"))
+
+
+def whole_answer_pass1(ctd: dict[str, Any], sweep: dict[str, Any]) -> float:
+    """Held-out pass@1 of sampling whole answers from p(y)^(1 + η·a), CTD's fitted power, rather
+    than from a per-token temperature: each held-out problem's samples at T = 1 (drawn from p
+    itself) re-weighted by p(y)^(η·a), a self-normalised importance estimate per problem, then
+    averaged over the problems.
+
+    >>> ctd = {"fit": {"slope": 1.0, "eta": 1.0}, "heldout_problems": [0]}
+    >>> cell = {"temperature": 1.0, "truncation": "none",
+    ...         "outcomes": [{"index": 0, "logprobs": [0.0, -math.log(3)], "correct": [True, False]}]}
+    >>> round(whole_answer_pass1(ctd, {"cells": [cell]}), 6)      # weights 1 and 1/3
+    0.75
+    """
+    power = float(ctd["fit"]["eta"]) * float(ctd["fit"]["slope"])
+    cell = next(c for c in sweep["cells"] if c["temperature"] == 1.0 and c["truncation"] == "none"
+                and c.get("penalty", "none") == "none")
+    held = set(ctd["heldout_problems"])
+    rates = []
+    for o in cell["outcomes"]:
+        if o["index"] in held:
+            top = max(o["logprobs"])
+            w = [math.exp(power * (lp - top)) for lp in o["logprobs"]]
+            rates.append(sum(wi for wi, ok in zip(w, o["correct"]) if ok) / sum(w))
+    if len(rates) != len(held):
+        raise ValueError("the sweep lacks some of the CTD file's held-out problems at T = 1")
+    return sum(rates) / len(rates)
 
 
 def _sweep_value(exp: Experiment, v: Variant) -> float:
@@ -308,10 +341,15 @@ def _sweep_value(exp: Experiment, v: Variant) -> float:
 
 
 def _ctd_value(exp: Experiment, v: Variant) -> float:
-    """Held-out pass@K of the shipped CTD file at one of its temperatures (fitted or grid)."""
+    """Held-out pass@K of the shipped CTD file at one of its temperatures (fitted or grid), or the
+    fitted power applied to whole answers (a variant with ``whole_answers``)."""
     if not exp.measure.startswith("pass@"):
         raise ValueError(f"unknown measure {exp.measure!r} for a ctd experiment")
     data = _shipped(exp)
+    if v.options.get("whole_answers"):
+        if exp.measure != "pass@1":
+            raise ValueError("a whole-answer CTD variant measures pass@1 only")
+        return whole_answer_pass1(data, _shipped_file(str(v.options["sweep"])))
     T = float(v.options["temperature"])
     curve = next(c for t, c in data["heldout_pass_at_k"].items() if float(t) == T)
     return float(curve[int(exp.measure[5:]) - 1])

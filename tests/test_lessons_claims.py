@@ -525,6 +525,14 @@ def _ctd_sequence_tilt(smollm, gemma):
     cold = [v for o in _cell(_sweep(), 0.3)["outcomes"] if o["index"] in set(ctd["calibration_problems"])
             for v in o["logprobs"]]
     assert len(cold) == 400 and sum(cold) / len(cold) > bins[-1]["x"]
+    # the same power on whole answers, held out: each problem's 16 samples at T = 1 re-weighted by p^a
+    held, rates = set(ctd["heldout_problems"]), []
+    for o in _cell(_sweep(), 1.0)["outcomes"]:
+        if o["index"] in held:
+            w = [math.exp(a * (v - max(o["logprobs"]))) for v in o["logprobs"]]
+            rates.append(sum(wi * ok for wi, ok in zip(w, o["correct"])) / sum(w))
+    assert len(rates) == 25 and sum(rates) / 25 == pytest.approx(0.29, abs=0.005)
+    assert ctd["heldout_pass_at_k"]["0.98"][0] < sum(rates) / 25 < ctd["heldout_pass_at_k"]["0.3"][0]
 
 
 def _tilt(smollm, **kw):
