@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("model tools", ("grammar", "determinism")),
     ("strategies and selection", ("strategies", "metrics", "multisample")),
     ("runs: experiments, lessons, benchmarks", ("experiments", "lesson_runs", "lessons", "bench")),
+    ("classes: rooms that ask the lessons' questions", ("classroom",)),
     ("entry points", ("cli", "__main__")),
 ]
 

@@ -214,6 +214,7 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
     ex: ExplorerParts = tabs["explorer"].parts
     les = tabs["lessons"].parts
     lesson_link = les.link_in if isinstance(les, LessonsParts) else None
+    room_link = les.room.student.link_in if isinstance(les, LessonsParts) and les.room is not None else None
     ctl = {"model": ex.model, "prompt": ex.prompt, "chat": ex.chat, "top_n": ex.top_n, **ex.settings}
 
     def on_load(request: gr.Request):
@@ -245,6 +246,9 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
         if params.get("steps"):   # the Explorer replays the run once its controls hold the link's values
             run = {k: params[k] for k in ("steps", "force") if params.get(k)}
             out[ex.replay] = f"{urlencode(run)}&nonce={secrets.token_hex(4)}"
+        if room_link is not None and params.get("room"):   # a class's join link: the Lessons tab joins it
+            out[room_link] = f"{str(params['room'])[:40]}:{secrets.token_hex(4)}"
+            out[tabs_comp] = gr.Tabs(selected="lessons")
         if lesson_link is not None:   # always set: it is also what restores this browser's progress
             out[lesson_link] = f"{params.get('lesson', '')}:{params.get('screen', '')}:{secrets.token_hex(4)}"
         for name, tab in tabs.items():   # each tab's setup, ``?compare={…}``
@@ -264,6 +268,7 @@ def _wire_share_link(demo: gr.Blocks, tabs: dict[str, TabUI], tabs_comp: Any, la
 
     teacher = les.teacher if isinstance(les, LessonsParts) else None
     outputs = _unique([ex.hub, lang_radio, tabs_comp, ex.replay, *ex.boxes.values(), *([lesson_link] if lesson_link is not None else []),
+                       *([room_link] if room_link is not None else []),
                        *([teacher] if teacher is not None else []),
                        *ctl.values(), *(c for tab in tabs.values() for c in (*tab.link.values(),
                                                                               *tab.link_restore_outputs))])

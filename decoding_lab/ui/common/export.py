@@ -54,3 +54,10 @@ def write_files(name: str, payload: dict[str, Any], headers: Sequence[str], rows
         w.writerow(list(headers))
         w.writerows([list(r) for r in rows])
     return [str(json_path), str(csv_path)]
+
+
+def write_text(filename: str, text: str) -> str:
+    """``text`` written as ``filename`` in a fresh export folder; returns its path."""
+    path = _folder() / Path(filename).name
+    path.write_text(text, encoding="utf-8")
+    return str(path)

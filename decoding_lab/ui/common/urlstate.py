@@ -108,8 +108,8 @@ def controls_writer_js(names: list[str]) -> str:
 
 
 #: Keys the page (not the Explorer) puts in a link: the tab, the lesson and its screen, the language
-#: (``lang=zh``) and teacher mode (``teacher=1``), each written as the visitor changes it.
-PAGE_KEYS = ("tab", "lesson", "screen", "lang", "teacher")
+#: (``lang=zh``), teacher mode (``teacher=1``) and a class joined by its link (``room=K7M2-9QXP``).
+PAGE_KEYS = ("tab", "lesson", "screen", "lang", "teacher", "room")
 
 
 def teacher_mode(params: Mapping[str, str]) -> bool:

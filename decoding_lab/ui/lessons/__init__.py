@@ -12,9 +12,15 @@ A broken lesson file must not take the app down: the tab then shows a note inste
 
 from __future__ import annotations
 
+from typing import Any
+
 import gradio as gr
 
+from decoding_lab import limits
+from decoding_lab.classroom import RoomHall, RoomLimits
 from decoding_lab.lessons import LessonError, load_lessons
+from decoding_lab.ui.classroom import handlers as room_handlers
+from decoding_lab.ui.classroom import views as room_views
 from decoding_lab.ui.common.errors import plain
 from decoding_lab.ui.common.tab import TabContext, TabUI
 from decoding_lab.ui.lessons import handlers, layout
@@ -33,13 +39,20 @@ def build(ctx: TabContext) -> TabUI:
     except LessonError as e:
         note = gr.Markdown(f"*{tr(ctx.lang, 'unavailable', error=plain(e))}*", elem_id="lessons-unavailable")
         return TabUI(name="lessons", parts=LessonsUnavailable(note=note))
-    ui = layout.build(ctx.lang, lessons)
+    hall = RoomHall(RoomLimits.from_limits(limits.current()))   # this page's classes, shared by its visitors
+    ui = layout.build(ctx.lang, lessons, hall)
     events = handlers.wire(ui, ctx.lang_state, ctx.page, ctx.jobs)
+    events.update(room_handlers.wire(ui, ui.room, ctx.lang_state, ctx.jobs, events))
+    room_words = room_views.label_outputs(ui.room.teacher, ui.room.student)
+
+    def relabel(lang: str, *states: Any) -> dict:
+        return {**handlers.relabel(ui, lang, *states), **room_views.labels(ui.room.teacher, ui.room.student, lang)}
+
     return TabUI(
         name="lessons",
         states=handlers.state_inputs(ui),
-        views=outputs(ui),
-        relabel=lambda lang, *states: handlers.relabel(ui, lang, *states),
+        views=[*outputs(ui), *room_words],
+        relabel=relabel,
         relabel_private=True,    # its progress lives in a gr.BrowserState, kept out of set_language's API
         fill=None,
         events=events,

@@ -6,9 +6,13 @@ so they survive a reload and are never shared between visitors."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import gradio as gr
 
 from decoding_lab.lessons import Lesson
+from decoding_lab.ui.classroom import layout as room_layout
+from decoding_lab.ui.classroom.parts import ClassParts
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons import views as V
 from decoding_lab.ui.lessons.glossary_view import glossary_markdown
@@ -19,8 +23,9 @@ PROGRESS_KEY = "decoding-lab-checks-passed"
 LEARNER_KEY = "decoding-lab-learner"
 
 
-def build(lang: str, lessons: list[Lesson]) -> LessonsParts:
-    """The tab showing the first screen of the first of ``lessons`` (at least one)."""
+def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
+    """The tab showing the first screen of the first of ``lessons`` (at least one); ``hall``: the
+    process's class rooms (``classroom.RoomHall``), shared by every visitor."""
     first = lessons[0]
     total_checks = sum(len(les.checks) for les in lessons)
     current = gr.State(first.number)      # the lesson on screen: what "Load this experiment" loads
@@ -36,11 +41,14 @@ def build(lang: str, lessons: list[Lesson]) -> LessonsParts:
             picker = gr.Radio(V.picker_choices(lessons, lang, []), value=first.number, label=tr(lang, "pick"),
                               elem_id="lesson-picker")
             progress = gr.Markdown(V.progress_markdown(lang, [], total_checks), elem_id="lesson-progress")
+            join = room_layout.join_box(lang)
             with gr.Accordion(tr(lang, "glossary"), open=False, elem_id="lesson-glossary") as glossary_box:
                 glossary = gr.Markdown(glossary_markdown(lang), elem_id="lesson-glossary-text")
         with gr.Column(scale=3, elem_id="lesson-main"):
+            student_panel = room_layout.student_panel(lang, join)   # a student's question, above the screen
             first_text, first_counter = V.screen_markdown(first, lang, 0)
             text = gr.Markdown(first_text, elem_id="lesson-text", latex_delimiters=[])
+            teacher_panel = room_layout.teacher_panel(lang)           # the class's answers, under the screen
             with gr.Row(visible=False, elem_id="lesson-exp", equal_height=False) as exp:
                 with gr.Column(scale=1, min_width=320):   # predict, run, and the guess beside the result
                     exp_q = gr.Markdown("", elem_id="lesson-predict")
@@ -67,4 +75,5 @@ def build(lang: str, lessons: list[Lesson]) -> LessonsParts:
                         exp_q=exp_q, guess=guess, guess_number=guess_number, run=run, exp_out=exp_out,
                         exp_plot=exp_plot, prev=prev_btn, counter=counter, next=next_btn, look=look, load=load,
                         loaded=loaded, checks_box=checks_box, checks_head=checks_head, slots=slots,
-                        loaded_message=V.loaded_message)
+                        loaded_message=V.loaded_message,
+                        room=ClassParts(teacher=teacher_panel, student=student_panel, hall=hall))

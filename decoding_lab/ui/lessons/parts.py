@@ -5,7 +5,7 @@ imports, can name these types too."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -62,6 +62,8 @@ class LessonsParts:
     slots: list[LessonSlot]
     #: ``views.loaded_message(lang, lesson, tab_id)``: the page writes it into ``loaded``
     loaded_message: Callable[[str, Lesson, str], str]
+    #: the class room (``decoding_lab.ui.classroom.parts.ClassParts``): the teacher's and a student's panels
+    room: Any = None
 
 
 @dataclass(slots=True)

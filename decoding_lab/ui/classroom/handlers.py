@@ -1,0 +1,304 @@
+"""The class room's events.
+
+The teacher (teacher mode): "Open a class" makes a room and shows its code, QR code and link;
+from then on every screen the teacher pages to is pushed to the room, and its first question is
+asked (another can be picked); "Second round" opens a new vote; "Reveal" runs the screen's
+experiment once (a model event, in the model queue) or shows a check's answer; "Download" writes
+the counts as CSV; "Close" forgets the room.
+
+A student: "Join" (or a join link, ``?room=CODE``) puts the tab in the room; "Send" records an
+answer to the question the panel shows; "Leave" takes the tab out.
+
+**Following without polling the server.** Each joined tab, and the teacher's, runs one *async*
+generator event (``follow``) for as long as it is in the room: it reads the room's version in
+this process every ``POLL_S`` seconds (a dictionary lookup, no request) and sends an update only
+when something changed. A class of 40 is 41 open event streams, not 40 requests every second or
+two, and it holds no worker thread (async generators run on gradio's event loop), no queue place
+and no model slot (``concurrency_limit=None``, outside the model queue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import gradio as gr
+
+from decoding_lab import lesson_runs
+from decoding_lab.classroom import RoomError, RoomHall, questions_on, to_csv
+from decoding_lab.classroom.questions import right_after_run
+from decoding_lab.errors import UserError
+from decoding_lab.ui.classroom import views as CV
+from decoding_lab.ui.classroom.parts import ClassParts, StudentPanel, TeacherPanel
+from decoding_lab.ui.classroom.strings import tr
+from decoding_lab.ui.common.errors import localised, plain
+from decoding_lab.ui.common.events import model_event
+from decoding_lab.ui.common.export import write_text
+from decoding_lab.ui.common.sessions import SessionJobs, client_of
+from decoding_lab.ui.lessons.parts import LessonsParts
+from decoding_lab.ui.lessons.views import clamp_screen, outputs as lesson_outputs, views as lesson_views
+
+#: How often a follower reads its room's version (in this process; no request is made).
+POLL_S = 0.5
+#: The page's address as the teacher's browser sees it, passed as the "base" input of "Open".
+BASE_JS = "(...args) => { args[1] = window.location.origin + window.location.pathname; return args; }"
+
+
+def refusal(e: BaseException, lang: str) -> str:
+    """A room's refusal as one escaped line, in the visitor's language."""
+    return f"⚠ {plain(localised(e, lang))}"
+
+
+def teacher_outputs(tp: TeacherPanel) -> list[Any]:
+    return [tp.open, tp.join_box, tp.info, tp.count, tp.who_box, tp.who, tp.asked, tp.plot, tp.result, tp.figure,
+            tp.buttons, tp.next_round, tp.reveal, tp.csv, tp.close]
+
+
+def student_outputs(sp: StudentPanel) -> list[Any]:
+    return [sp.box, sp.head, sp.question, sp.choice, sp.number, sp.confidence, sp.send, sp.status, sp.leave,
+            sp.join_box]
+
+
+def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | None,
+         lesson_events: dict[str, Any]) -> dict[str, Any]:
+    """Every event of the class room; ``lesson_events``: the Lessons tab's own (paging pushes)."""
+    hall: RoomHall = cp.hall
+    tp, sp = cp.teacher, cp.student
+    lessons = ui.lessons
+    t_outs = [*teacher_outputs(tp), ui.exp]
+    events: dict[str, Any] = {}
+
+    def room_view(code: str) -> Any:
+        try:
+            return hall.view(code)
+        except RoomError:
+            return None
+
+    def teacher_draw(lang: str, room: dict) -> dict:
+        view = room_view(room["code"]) if room.get("code") else None
+        out = CV.teacher_views(tp, view, lang, lessons)
+        if view is not None:   # the class answers the screen's question: the teacher's lone Run waits
+            out[ui.exp] = gr.update(visible=False)
+        return out
+
+    # ------------------------------------------------------------------ the teacher
+    ui.teacher.change(lambda on: gr.update(visible=bool(on)), [ui.teacher], [tp.box], queue=False,
+                      api_visibility="private")
+
+    def push(room: dict, number: Any, screen: Any) -> None:
+        les = lessons.get(int(number)) if str(number).isdigit() else None
+        if les is None:
+            return
+        at = clamp_screen(les, screen)
+        hall.push(room["code"], room["secret"], les.number, at, questions_on(les, at))
+
+    def on_open(lang: str, base: str, number: Any, screen: Any, room: dict | None) -> dict:
+        room = room or {}
+        if room.get("code") and hall.versions(room["code"]) is not None:   # already open: draw it again
+            return {tp.room: room, tp.msg: "", **teacher_draw(lang, room)}
+        try:
+            new = hall.open()
+        except RoomError as e:
+            return {tp.room: {}, tp.msg: refusal(e, lang), **CV.teacher_views(tp, None, lang, lessons)}
+        room = {"code": new.code, "secret": new.secret, "link": CV.join_link(base, new.code)}
+        push(room, number, screen)
+        return {tp.room: room, tp.info: CV.join_card(new.code, room["link"], lang),
+                tp.msg: tr(lang, "opened", code=new.shown_code), **teacher_draw(lang, room)}
+
+    open_ev = tp.open.click(on_open, [lang_state, tp.base, ui.current, ui.screen, tp.room],
+                            [tp.room, tp.info, tp.msg, *t_outs], js=BASE_JS, api_name="class_open")
+
+    async def teacher_follow(lang: str, room: dict | None):
+        """The projector's live view: redrawn whenever an answer, a join or a click changed the room."""
+        code = (room or {}).get("code")
+        if not code:
+            return
+        seen = None
+        while True:
+            now = hall.versions(code)
+            if now is None:
+                yield {tp.room: {}, tp.msg: tr(lang, "closed"), **CV.teacher_views(tp, None, lang, lessons)}
+                return
+            if now != seen:
+                seen = now
+                yield teacher_draw(lang, room)
+            await asyncio.sleep(POLL_S)
+
+    follow_t = open_ev.then(teacher_follow, [lang_state, tp.room], [tp.room, tp.msg, *t_outs],
+                            concurrency_limit=None, api_visibility="private", show_progress="hidden")
+    events["class_open"], events["class_teacher_follow"] = open_ev, follow_t
+
+    def teacher_call(fn):
+        """A teacher's click: ``fn(lang, room, …)`` on an open room; a refusal is one line."""
+        def call(lang: str, room: dict | None, *args: Any) -> dict:
+            room = room or {}
+            if not room.get("code"):
+                return {tp.msg: ""}
+            try:
+                extra = fn(lang, room, *args) or {}
+            except UserError as e:
+                return {tp.msg: refusal(e, lang)}
+            return {tp.msg: "", **teacher_draw(lang, room), **extra}
+        return call
+
+    # paging, picking a lesson or opening a link pushes the screen to the room
+    def push_and_fold(lang: str, room: dict, number: Any, screen: Any) -> dict:
+        push(room, number, screen)
+        return {tp.join_box: gr.update(open=False)}   # the code stays in the count line for latecomers
+
+    on_push = teacher_call(push_and_fold)
+    for name in ("open", "lesson_prev", "lesson_next", "restore"):
+        if name in lesson_events:
+            lesson_events[name].then(on_push, [lang_state, tp.room, ui.current, ui.screen], [tp.msg, *t_outs],
+                                     api_visibility="private", show_progress="hidden")
+
+    events["class_ask"] = tp.asked.input(
+        teacher_call(lambda lang, room, key: hall.ask(room["code"], room["secret"], str(key))),
+        [lang_state, tp.room, tp.asked], [tp.msg, *t_outs], api_name="class_ask")
+    events["class_round"] = tp.next_round.click(
+        teacher_call(lambda lang, room: hall.next_round(room["code"], room["secret"]) and None),
+        [lang_state, tp.room], [tp.msg, *t_outs], api_name="class_round")
+
+    def reveal(lang: str, room: dict) -> None:
+        view = hall.view(room["code"])
+        hall.check_teacher(room["code"], room["secret"])
+        q = view.questions.get(view.asked) if view.asked else None
+        if q is None:
+            raise RoomError.coded("no_question")
+        payload: dict[str, Any] = {}
+        if q.key.startswith("predict:"):   # the experiment runs once, for the whole class
+            exp = lessons[q.lesson].experiment_on(q.screen)
+            try:
+                result = lesson_runs.run(exp)
+                payload = {"values": result.values, "top": result.top, "tops": result.tops, "curves": result.curves,
+                           "texts": result.texts, "seconds": result.seconds}
+            except UserError:
+                raise
+            except Exception as e:  # noqa: BLE001 - as in the lesson: the tested values, said so
+                payload = {"values": dict(exp.expect), "top": [], "tops": {}, "seconds": 0.0,
+                           "error": str(e).splitlines()[0][:200]}
+        hall.reveal(room["code"], room["secret"], payload)
+
+    def on_reveal(v: dict) -> dict:
+        return teacher_call(reveal)(v["lang"], v["room"])
+
+    events["class_reveal"] = tp.reveal.click(model_event(on_reveal, ["lang", "room"], jobs), [lang_state, tp.room],
+                                             [tp.msg, *t_outs], api_name="class_reveal", concurrency_id="model")
+
+    def on_csv(lang: str, room: dict | None) -> dict:
+        room = room or {}
+        view = room_view(room.get("code", "")) if room.get("code") else None
+        if view is None:
+            return {tp.csv_file: gr.update(visible=False), tp.msg: tr(lang, "closed")}
+        right = {key: right_after_run(lessons[q.lesson], q, (view.revealed.get(key) or {}).get("values"))
+                 if key in view.revealed else None for key, q in view.known.items()}
+        path = write_text(f"class-{view.code}-{time.strftime('%Y%m%d-%H%M')}.csv", to_csv(view, right))
+        return {tp.csv_file: gr.update(visible=True, value=path), tp.msg: ""}
+
+    events["class_csv"] = tp.csv.click(on_csv, [lang_state, tp.room], [tp.csv_file, tp.msg], api_name="class_csv")
+
+    def on_close(lang: str, room: dict | None) -> dict:
+        room = room or {}
+        if room.get("code"):
+            try:
+                hall.close(room["code"], room["secret"])
+            except RoomError:
+                pass   # already gone (idle): closed either way
+        return {tp.room: {}, tp.msg: tr(lang, "closed"), tp.csv_file: gr.update(visible=False, value=None),
+                **CV.teacher_views(tp, None, lang, lessons)}
+
+    events["class_close"] = tp.close.click(on_close, [lang_state, tp.room], [tp.room, tp.msg, tp.csv_file, *t_outs],
+                                           api_name="class_close", cancels=[follow_t])
+
+    # ------------------------------------------------------------------ a student
+    s_outs = student_outputs(sp)
+    lesson_outs = [ui.current, ui.screen, *lesson_outputs(ui)]
+
+    def on_join(lang: str, typed: Any, nick: Any, member: dict | None, request: gr.Request) -> dict:
+        member = member or {}
+        try:
+            sid = hall.join(typed, client_of(request), nick, previous=member.get("id"))
+        except RoomError as e:
+            return {sp.join_msg: refusal(e, lang), sp.member: member}
+        from decoding_lab.classroom import parse_code
+        code = parse_code(typed)
+        return {sp.member: {"code": code, "id": sid}, sp.join_msg: "", sp.join_box: gr.update(open=False)}
+
+    async def student_follow(lang: str, member: dict | None, learner: str | None, done: list | None,
+                             runs: dict | None, teacher: bool):
+        """This tab's view of the room: the teacher's screen and question as they change, the
+        reveal beside this student's answer, and an end line when the room goes."""
+        code, sid = (member or {}).get("code"), (member or {}).get("id")
+        if not code or not sid:
+            return
+        seen, shown = None, None
+        while True:
+            now = hall.versions(code)
+            if now is None:
+                yield {sp.member: {}, sp.seen: "", **CV.student_views(sp, None, "", lang, lessons, "")}
+                return
+            if seen is None or now[0] != seen:
+                seen = now[0]
+                room = room_view(code)
+                if room is None:
+                    continue
+                out = {sp.seen: room.asked or "", **CV.student_views(sp, room, sid, lang, lessons, learner or "")}
+                if room.lesson is not None and (room.lesson, room.screen) != shown:
+                    shown = (room.lesson, room.screen)
+                    out.update({ui.current: room.lesson, ui.screen: room.screen,
+                                **lesson_views(ui, lang, room.lesson, room.screen, done, learner, runs, teacher)})
+                    # in class the room asks the screen's question: the lone Run and checks wait
+                    out.update({ui.exp: gr.update(visible=False), ui.checks_box: gr.update(visible=False)})
+                yield out
+            await asyncio.sleep(POLL_S)
+
+    follow_inputs = [lang_state, sp.member, ui.learner, ui.done, ui.runs, ui.teacher]
+    follow_outputs = [sp.member, sp.seen, *s_outs, *lesson_outs]
+    join_ev = sp.join.click(on_join, [lang_state, sp.code, sp.nick, sp.member],
+                            [sp.member, sp.join_msg, sp.join_box], api_name="class_join")
+    follow_s = join_ev.then(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
+                            api_name="class_follow", api_visibility="undocumented", show_progress="hidden")
+    events["class_join"], events["class_follow"] = join_ev, follow_s
+
+    # a join link (?room=CODE, set on page load as "CODE:nonce"): the code box fills and the tab joins
+    def on_link(lang: str, link: str, nick: Any, member: dict | None, request: gr.Request) -> dict:
+        typed = str(link or "").rpartition(":")[0]
+        if not typed:
+            return {sp.code: gr.update()}
+        return {sp.code: typed, sp.join_box: gr.update(open=True), **on_join(lang, typed, nick, member, request)}
+
+    link_ev = sp.link_in.change(on_link, [lang_state, sp.link_in, sp.nick, sp.member],
+                                [sp.code, sp.member, sp.join_msg, sp.join_box], api_visibility="private")
+    follow_link = link_ev.then(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
+                               api_visibility="private", show_progress="hidden")
+
+    def on_send(lang: str, member: dict | None, seen: str, choice: Any, number: Any, confidence: Any) -> dict:
+        member = member or {}
+        if not member.get("code"):
+            return {sp.status: refusal(RoomError.coded("not_member"), lang)}
+        room = room_view(member["code"])
+        if room is not None and not seen:   # an API caller that follows nothing answers the question open now
+            seen = room.asked or ""
+        q = room.questions.get(seen) if room else None
+        value = choice if (q is None or q.kind == "choice") else number
+        if value is None or value == "":
+            return {sp.status: tr(lang, "pick_first")}
+        try:
+            hall.answer(member["code"], member.get("id", ""), seen, value, confidence)
+        except RoomError as e:
+            return {sp.status: refusal(e, lang)}
+        room = room_view(member["code"])
+        return {sp.status: CV.sent_line(q, room.rounds[seen][-1][member["id"]].value, room.round_of(seen), lang)}
+
+    events["class_answer"] = sp.send.click(on_send, [lang_state, sp.member, sp.seen, sp.choice, sp.number,
+                                                     sp.confidence], [sp.status], api_name="class_answer")
+
+    def on_leave(lang: str) -> dict:
+        return {sp.member: {}, sp.seen: "", sp.box: gr.update(visible=False), sp.join_box: gr.update(visible=True),
+                sp.join_msg: tr(lang, "left")}
+
+    events["class_leave"] = sp.leave.click(on_leave, [lang_state], [sp.member, sp.seen, sp.box, sp.join_box,
+                                                                    sp.join_msg],
+                                           api_name="class_leave", cancels=[follow_s, follow_link])
+    return events
