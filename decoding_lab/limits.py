@@ -48,6 +48,8 @@ when it starts.
 | ``DECODING_LAB_ROOM_WRONG_CODES`` | 20 | wrong class codes one client (network address) may type in a |
 |                                   |    | minute; more are refused (a code has 40 random bits) |
 | ``DECODING_LAB_ROOM_ANSWERS`` | 10 | times a student may give (or change) an answer to one question in one round |
+| ``DECODING_LAB_ROOM_FOLLOWERS`` | 200 | live class views open at once (a student's panel or a projector): each |
+|                                 |     | holds one of gradio's workers, and the app adds this many to its 40 |
 | ``DECODING_LAB_PUBLIC`` | off | public deployment: Hub ids only from the allow-list, no model-written code |
 | ``DECODING_LAB_ALLOWED_MODELS`` | empty | comma-separated Hub ids allowed in public mode (``*``: any) |
 
@@ -122,6 +124,7 @@ class Limits:
     room_idle: float = 3600.0
     room_wrong_codes: int = 20
     room_answers: int = 10
+    room_followers: int = 200
 
     def __post_init__(self) -> None:
         """Fill the limits whose default depends on the mode: a public Space shares its slots

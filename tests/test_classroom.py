@@ -194,9 +194,9 @@ def test_an_idle_room_is_forgotten_with_its_answers_and_a_closed_one_at_once():
 def test_the_room_limits_come_from_the_environment():
     lim = Limits.from_env({"DECODING_LAB_MAX_ROOMS": "3", "DECODING_LAB_ROOM_IDLE": "90.5",
                            "DECODING_LAB_ROOM_STUDENTS": "7", "DECODING_LAB_ROOM_WRONG_CODES": "4",
-                           "DECODING_LAB_ROOM_ANSWERS": "2"})
+                           "DECODING_LAB_ROOM_ANSWERS": "2", "DECODING_LAB_ROOM_FOLLOWERS": "9"})
     assert RoomLimits.from_limits(lim) == RoomLimits(max_rooms=3, students=7, idle_s=90.5, wrong_codes=4,
-                                                     answers=2)
+                                                     answers=2, followers=9)
 
 
 def test_every_lesson_screen_asks_its_prediction_and_the_last_its_checks():
@@ -224,3 +224,20 @@ def test_a_predictions_right_choice_comes_from_the_experiments_own_verdict():
     right = right_after_run(les, q, values)
     assert right == (0 if exp.predict.kind == "min" else len(exp.variants) - 1)
     assert right_after_run(les, q, None) is None
+
+
+def test_live_views_are_counted_and_refused_past_their_cap():
+    hall = RoomHall(RoomLimits(followers=2))
+    assert hall.follow_start() and hall.follow_start()
+    assert not hall.follow_start() and hall.followers == 2
+    hall.follow_end()
+    assert hall.follow_start()
+    for _ in range(5):
+        hall.follow_end()
+    assert hall.followers == 0
+
+
+def test_the_app_reserves_a_worker_for_each_live_view(monkeypatch):
+    from decoding_lab.ui.page import launch_kwargs
+    monkeypatch.setenv("DECODING_LAB_ROOM_FOLLOWERS", "7")
+    assert launch_kwargs()["max_threads"] == 47

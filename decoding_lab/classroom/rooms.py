@@ -59,11 +59,12 @@ class RoomLimits:
     wrong_codes: int = 20        # DECODING_LAB_ROOM_WRONG_CODES, per client per minute
     answers: int = 10            # DECODING_LAB_ROOM_ANSWERS, per student, question and round
     rounds: int = 3              # rounds one question may have
+    followers: int = 200         # DECODING_LAB_ROOM_FOLLOWERS: live views open at once, all rooms
 
     @classmethod
     def from_limits(cls, lim: Any) -> "RoomLimits":
         return cls(max_rooms=lim.max_rooms, students=lim.room_students, idle_s=lim.room_idle,
-                   wrong_codes=lim.room_wrong_codes, answers=lim.room_answers)
+                   wrong_codes=lim.room_wrong_codes, answers=lim.room_answers, followers=lim.room_followers)
 
 
 @dataclass
@@ -110,6 +111,26 @@ class RoomHall:
         self._rooms: dict[str, Room] = {}
         self._lock = threading.Lock()
         self._wrong = WrongCodes(self.limits.wrong_codes)
+        self._followers = 0
+
+    # ------------------------------------------------------------------ live views
+    def follow_start(self) -> bool:
+        """Count one more live view (a student's panel, a projector); False at ``followers``.
+        Each holds one of the web server's workers for as long as it is open, so the app
+        reserves that many (``ui.page.launch_kwargs``) and refuses the one past them."""
+        with self._lock:
+            if self._followers >= self.limits.followers:
+                return False
+            self._followers += 1
+            return True
+
+    def follow_end(self) -> None:
+        with self._lock:
+            self._followers = max(0, self._followers - 1)
+
+    @property
+    def followers(self) -> int:
+        return self._followers
 
     # ------------------------------------------------------------------ helpers, with the lock held
     def _sweep(self, now: float) -> None:

@@ -81,6 +81,9 @@ def launch_kwargs() -> dict[str, Any]:
     return {"css": css_file.read_text(encoding="utf-8") if css_file.is_file() else "",
             "theme": gr.themes.Soft(primary_hue="blue", secondary_hue="orange"), "head": head(),
             "state_session_capacity": limits.current().max_sessions,
+            # gradio runs at most ``max_threads`` events at once (40 by default); a class's live views
+            # each hold one for as long as they are open, so they get workers of their own
+            "max_threads": 40 + limits.current().room_followers,
             # the page has no upload control, but gradio always serves its upload route: cap it
             "max_file_size": MAX_UPLOAD}
 

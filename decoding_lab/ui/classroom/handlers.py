@@ -114,16 +114,22 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
         code = (room or {}).get("code")
         if not code:
             return
-        seen = None
-        while True:
-            now = hall.versions(code)
-            if now is None:
-                yield {tp.room: {}, tp.msg: tr(lang, "closed"), **CV.teacher_views(tp, None, lang, lessons)}
-                return
-            if now != seen:
-                seen = now
-                yield teacher_draw(lang, room)
-            await asyncio.sleep(POLL_S)
+        if not hall.follow_start():
+            yield {tp.msg: tr(lang, "followers_full", n=hall.limits.followers)}
+            return
+        try:
+            seen = None
+            while True:
+                now = hall.versions(code)
+                if now is None:
+                    yield {tp.room: {}, tp.msg: tr(lang, "closed"), **CV.teacher_views(tp, None, lang, lessons)}
+                    return
+                if now != seen:
+                    seen = now
+                    yield teacher_draw(lang, room)
+                await asyncio.sleep(POLL_S)
+        finally:
+            hall.follow_end()
 
     follow_t = open_ev.then(teacher_follow, [lang_state, tp.room], [tp.room, tp.msg, *t_outs],
                             concurrency_limit=None, api_visibility="private", show_progress="hidden")
@@ -225,13 +231,25 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
         code = parse_code(typed)
         return {sp.member: {"code": code, "id": sid}, sp.join_msg: "", sp.join_box: gr.update(open=False)}
 
-    async def student_follow(lang: str, member: dict | None, learner: str | None, done: list | None,
-                             runs: dict | None, teacher: bool):
+    async def student_follow(lang: str, member: dict | None):
         """This tab's view of the room: the teacher's screen and question as they change, the
-        reveal beside this student's answer, and an end line when the room goes."""
+        reveal beside this student's answer, and an end line when the room goes. Its inputs are
+        this tab's session state only (an API caller follows the same way a browser does); the
+        choices are shuffled by the student's id in the room."""
         code, sid = (member or {}).get("code"), (member or {}).get("id")
         if not code or not sid:
             return
+        live = hall.follow_start()
+        try:
+            async for out in _student_updates(lang, code, sid, live):
+                yield out
+        finally:
+            if live:
+                hall.follow_end()
+
+    async def _student_updates(lang: str, code: str, sid: str, live: bool):
+        """The updates of one student's view; with ``live`` False (the server's live views are all
+        taken) only the room as it is now, once, and a line that says to press "Update"."""
         seen, shown = None, None
         while True:
             now = hall.versions(code)
@@ -243,18 +261,25 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
                 room = room_view(code)
                 if room is None:
                     continue
-                out = {sp.seen: room.asked or "", **CV.student_views(sp, room, sid, lang, lessons, learner or "")}
+                out = {sp.seen: room.asked or "", **CV.student_views(sp, room, sid, lang, lessons, sid)}
                 if room.lesson is not None and (room.lesson, room.screen) != shown:
                     shown = (room.lesson, room.screen)
                     out.update({ui.current: room.lesson, ui.screen: room.screen,
-                                **lesson_views(ui, lang, room.lesson, room.screen, done, learner, runs, teacher)})
+                                **lesson_views(ui, lang, room.lesson, room.screen, None, sid, None, False),
+                                # the list keeps this browser's ticks (its progress is not read here)
+                                ui.picker: gr.update(value=room.lesson), ui.progress: gr.update()})
                     # in class the room asks the screen's question: the lone Run and checks wait
                     out.update({ui.exp: gr.update(visible=False), ui.checks_box: gr.update(visible=False)})
+                out[sp.refresh] = gr.update(visible=not live)
+                if not live:
+                    out[sp.head] = f"{out.get(sp.head, '')}\n\n{tr(lang, 'followers_full', n=hall.limits.followers)}"
                 yield out
+                if not live:
+                    return
             await asyncio.sleep(POLL_S)
 
-    follow_inputs = [lang_state, sp.member, ui.learner, ui.done, ui.runs, ui.teacher]
-    follow_outputs = [sp.member, sp.seen, *s_outs, *lesson_outs]
+    follow_inputs = [lang_state, sp.member]
+    follow_outputs = [sp.member, sp.seen, sp.refresh, *s_outs, *lesson_outs]
     join_ev = sp.join.click(on_join, [lang_state, sp.code, sp.nick, sp.member],
                             [sp.member, sp.join_msg, sp.join_box], api_name="class_join")
     follow_s = join_ev.then(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
@@ -272,6 +297,10 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
                                 [sp.code, sp.member, sp.join_msg, sp.join_box], api_visibility="private")
     follow_link = link_ev.then(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
                                api_visibility="private", show_progress="hidden")
+
+    # when the live views are all taken, "Update" reads the room once (the same follower, which ends at once)
+    follow_r = sp.refresh.click(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
+                                api_visibility="private", show_progress="hidden")
 
     def on_send(lang: str, member: dict | None, seen: str, choice: Any, number: Any, confidence: Any) -> dict:
         member = member or {}
@@ -300,5 +329,5 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
 
     events["class_leave"] = sp.leave.click(on_leave, [lang_state], [sp.member, sp.seen, sp.box, sp.join_box,
                                                                     sp.join_msg],
-                                           api_name="class_leave", cancels=[follow_s, follow_link])
+                                           api_name="class_leave", cancels=[follow_s, follow_link, follow_r])
     return events

@@ -69,8 +69,9 @@ def student_panel(lang: str, join: tuple) -> StudentPanel:
                               elem_id="class-confidence")
         send = gr.Button(tr(lang, "send"), variant="primary", visible=False, elem_id="class-send")
         status = gr.Markdown("", elem_id="class-status", latex_delimiters=[])
+        refresh = gr.Button(tr(lang, "refresh"), size="sm", visible=False, elem_id="class-refresh")
         leave = gr.Button(tr(lang, "leave"), size="sm", elem_id="class-leave")
     box_, code, nick, join_btn, join_msg = join
     return StudentPanel(member=member, join_box=box_, code=code, nick=nick, join=join_btn, join_msg=join_msg,
                         link_in=link_in, seen=seen, box=box, head=head, question=question, choice=choice, number=number,
-                        confidence=confidence, send=send, status=status, leave=leave)
+                        confidence=confidence, send=send, status=status, refresh=refresh, leave=leave)

@@ -52,6 +52,7 @@ class StudentPanel:
     confidence: gr.Radio
     send: gr.Button
     status: gr.Markdown
+    refresh: gr.Button             # "Update": shown when the server's live views are all taken
     leave: gr.Button
 
 

@@ -29,7 +29,9 @@ EN: dict[str, str] = {
     "join": "Join a class", "code": "Class code", "code_ph": "e.g. K7M2-9QXP", "nick": "Nickname (optional, "
             "only the teacher sees it)", "join_btn": "Join", "joined": "You are in class **{code}**. "
             "Your screen follows the teacher's.",
-    "leave": "Leave the class", "left": "You have left the class.",
+    "leave": "Leave the class", "left": "You have left the class.", "refresh": "Update",
+    "followers_full": "Live updates are full on this server ({n} open views): press Update to see the "
+                      "teacher's screen. Your answers count as usual.",
     "ended": "The class has ended (the teacher closed it, or it was idle too long).",
     "wait": "The teacher has not asked a question on this screen yet. You can still read, or open the "
             "lesson's setup and explore.",
@@ -62,7 +64,8 @@ ZH: dict[str, str] = {
     "class_model": "**模型给出：** {live}。",
     "join": "加入课堂", "code": "课堂码", "code_ph": "例如 K7M2-9QXP", "nick": "昵称（可不填，只有老师看得到）",
     "join_btn": "加入", "joined": "你已在课堂 **{code}** 里。你的屏幕跟着老师走。",
-    "leave": "离开课堂", "left": "你已离开课堂。",
+    "leave": "离开课堂", "left": "你已离开课堂。", "refresh": "更新",
+    "followers_full": "这台服务器的实时更新已满（{n} 个打开的视图）：请按\u201c更新\u201d查看老师的屏幕。你的答案照常计入。",
     "ended": "课堂已结束（老师关闭了它，或闲置太久）。",
     "wait": "老师还没有在这一屏提问。你可以继续阅读，或打开这一课的设置自己探索。",
     "your_answer": "你的答案", "confidence": "你有多大把握？（可不填）",
