@@ -89,6 +89,12 @@ def test_a_teacher_and_three_students_walk_one_question(browser, app_url, lang):
                                   " p.data[0].y.reduce((a, b) => a + b, 0) === 3; }")
         first = plot_data(teacher, "#class-plot")
         assert sorted(first[0]["y"], reverse=True)[:2] == [2, 1]
+        # a student's page reloaded comes back in the class, in the same place (still 3 students)
+        students[2].reload()
+        students[2].wait_for_selector("#class-student", state="visible")
+        wait_text(students[2], "#class-status", w["sent"])
+        wait_text(teacher, "#class-count", "3")
+        assert sum(plot_data(teacher, "#class-plot")[0]["y"]) == 3
         teacher.screenshot(path=str(SHOTS / f"class-teacher-round1-{lang}.png"))
 
         # a second round after discussion: every student is asked again, both rounds side by side
@@ -103,6 +109,11 @@ def test_a_teacher_and_three_students_walk_one_question(browser, app_url, lang):
                                   " p.data[1].y.reduce((a, b) => a + b, 0) === 2; }")
         both = plot_data(teacher, "#class-plot")
         assert [sum(t["y"]) for t in both] == [3, 2]
+        # the projector reloaded gets its class back: code, count and both rounds
+        teacher.reload()
+        wait_text(teacher, "#class-count", code)          # the code stays in the count line for latecomers
+        teacher.wait_for_function("() => { const p = document.querySelector('#class-plot .js-plotly-plot');"
+                                  " return p && p.data && p.data.length === 2; }")
 
         # the reveal runs the experiment once; each student sees it beside their own answer
         teacher.click("#class-reveal")

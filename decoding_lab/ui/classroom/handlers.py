@@ -50,6 +50,29 @@ def refusal(e: BaseException, lang: str) -> str:
     return f"⚠ {plain(localised(e, lang))}"
 
 
+def _unique(components: list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    return [c for c in components if not (id(c) in seen or seen.add(id(c)))]
+
+
+def kept(value: Any, keys: tuple[str, ...]) -> dict[str, str]:
+    """What the browser kept for a class, as the browser (or an API caller) sent it: a dict of
+    short strings under ``keys``, or nothing.
+
+    >>> kept({"code": "K7M29QXP", "id": "ab", "x": 1}, ("code", "id")), kept(["x"], ("code",))
+    ({'code': 'K7M29QXP', 'id': 'ab'}, {})
+    >>> kept({"code": 5, "id": "ab"}, ("code", "id"))
+    {}
+    """
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) and len(value[k]) <= 400 for k in keys):
+        return {}
+    return {k: value[k] for k in keys}
+
+
+TEACHER_KEYS = ("code", "secret", "link")
+MEMBER_KEYS = ("code", "id")
+
+
 def teacher_outputs(tp: TeacherPanel) -> list[Any]:
     return [tp.open, tp.join_box, tp.info, tp.count, tp.who_box, tp.who, tp.asked, tp.plot, tp.result, tp.figure,
             tp.buttons, tp.next_round, tp.reveal, tp.csv, tp.close]
@@ -93,8 +116,8 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
         at = clamp_screen(les, screen)
         hall.push(room["code"], room["secret"], les.number, at, questions_on(les, at))
 
-    def on_open(lang: str, base: str, number: Any, screen: Any, room: dict | None) -> dict:
-        room = room or {}
+    def on_open(lang: str, base: str, number: Any, screen: Any, room: Any) -> dict:
+        room = kept(room, TEACHER_KEYS)
         if room.get("code") and hall.versions(room["code"]) is not None:   # already open: draw it again
             return {tp.room: room, tp.msg: "", **teacher_draw(lang, room)}
         try:
@@ -109,9 +132,10 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
     open_ev = tp.open.click(on_open, [lang_state, tp.base, ui.current, ui.screen, tp.room],
                             [tp.room, tp.info, tp.msg, *t_outs], js=BASE_JS, api_name="class_open")
 
-    async def teacher_follow(lang: str, room: dict | None):
+    async def teacher_follow(lang: str, room: Any):
         """The projector's live view: redrawn whenever an answer, a join or a click changed the room."""
-        code = (room or {}).get("code")
+        room = kept(room, TEACHER_KEYS)
+        code = room.get("code")
         if not code:
             return
         if not hall.follow_start():
@@ -137,8 +161,8 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
 
     def teacher_call(fn):
         """A teacher's click: ``fn(lang, room, …)`` on an open room; a refusal is one line."""
-        def call(lang: str, room: dict | None, *args: Any) -> dict:
-            room = room or {}
+        def call(lang: str, room: Any, *args: Any) -> dict:
+            room = kept(room, TEACHER_KEYS)
             if not room.get("code"):
                 return {tp.msg: ""}
             try:
@@ -192,8 +216,8 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
     events["class_reveal"] = tp.reveal.click(model_event(on_reveal, ["lang", "room"], jobs), [lang_state, tp.room],
                                              [tp.msg, *t_outs], api_name="class_reveal", concurrency_id="model")
 
-    def on_csv(lang: str, room: dict | None) -> dict:
-        room = room or {}
+    def on_csv(lang: str, room: Any) -> dict:
+        room = kept(room, TEACHER_KEYS)
         view = room_view(room.get("code", "")) if room.get("code") else None
         if view is None:
             return {tp.csv_file: gr.update(visible=False), tp.msg: tr(lang, "closed")}
@@ -204,8 +228,8 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
 
     events["class_csv"] = tp.csv.click(on_csv, [lang_state, tp.room], [tp.csv_file, tp.msg], api_name="class_csv")
 
-    def on_close(lang: str, room: dict | None) -> dict:
-        room = room or {}
+    def on_close(lang: str, room: Any) -> dict:
+        room = kept(room, TEACHER_KEYS)
         if room.get("code"):
             try:
                 hall.close(room["code"], room["secret"])
@@ -219,10 +243,12 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
 
     # ------------------------------------------------------------------ a student
     s_outs = student_outputs(sp)
-    lesson_outs = [ui.current, ui.screen, *lesson_outputs(ui)]
+    # the lesson's views a student's follower redraws; never the teacher-mode box, which the page's own
+    # link sets on load while a follower may be starting (a follower that ends at once would put it back)
+    lesson_outs = [c for c in (ui.current, ui.screen, *lesson_outputs(ui)) if c is not ui.teacher]
 
-    def on_join(lang: str, typed: Any, nick: Any, member: dict | None, request: gr.Request) -> dict:
-        member = member or {}
+    def on_join(lang: str, typed: Any, nick: Any, member: Any, request: gr.Request) -> dict:
+        member = kept(member, MEMBER_KEYS)
         try:
             sid = hall.join(typed, client_of(request), nick, previous=member.get("id"))
         except RoomError as e:
@@ -231,12 +257,13 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
         code = parse_code(typed)
         return {sp.member: {"code": code, "id": sid}, sp.join_msg: "", sp.join_box: gr.update(open=False)}
 
-    async def student_follow(lang: str, member: dict | None):
+    async def student_follow(lang: str, member: Any):
         """This tab's view of the room: the teacher's screen and question as they change, the
         reveal beside this student's answer, and an end line when the room goes. Its inputs are
         this tab's session state only (an API caller follows the same way a browser does); the
         choices are shuffled by the student's id in the room."""
-        code, sid = (member or {}).get("code"), (member or {}).get("id")
+        member = kept(member, MEMBER_KEYS)
+        code, sid = member.get("code"), member.get("id")
         if not code or not sid:
             return
         live = hall.follow_start()
@@ -268,6 +295,7 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
                                 **lesson_views(ui, lang, room.lesson, room.screen, None, sid, None, False),
                                 # the list keeps this browser's ticks (its progress is not read here)
                                 ui.picker: gr.update(value=room.lesson), ui.progress: gr.update()})
+                    out.pop(ui.teacher, None)
                     # in class the room asks the screen's question: the lone Run and checks wait
                     out.update({ui.exp: gr.update(visible=False), ui.checks_box: gr.update(visible=False)})
                 out[sp.refresh] = gr.update(visible=not live)
@@ -286,24 +314,12 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
                             api_name="class_follow", api_visibility="undocumented", show_progress="hidden")
     events["class_join"], events["class_follow"] = join_ev, follow_s
 
-    # a join link (?room=CODE, set on page load as "CODE:nonce"): the code box fills and the tab joins
-    def on_link(lang: str, link: str, nick: Any, member: dict | None, request: gr.Request) -> dict:
-        typed = str(link or "").rpartition(":")[0]
-        if not typed:
-            return {sp.code: gr.update()}
-        return {sp.code: typed, sp.join_box: gr.update(open=True), **on_join(lang, typed, nick, member, request)}
-
-    link_ev = sp.link_in.change(on_link, [lang_state, sp.link_in, sp.nick, sp.member],
-                                [sp.code, sp.member, sp.join_msg, sp.join_box], api_visibility="private")
-    follow_link = link_ev.then(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
-                               api_visibility="private", show_progress="hidden")
-
     # when the live views are all taken, "Update" reads the room once (the same follower, which ends at once)
     follow_r = sp.refresh.click(student_follow, follow_inputs, follow_outputs, concurrency_limit=None,
                                 api_visibility="private", show_progress="hidden")
 
-    def on_send(lang: str, member: dict | None, seen: str, choice: Any, number: Any, confidence: Any) -> dict:
-        member = member or {}
+    def on_send(lang: str, member: Any, seen: str, choice: Any, number: Any, confidence: Any) -> dict:
+        member = kept(member, MEMBER_KEYS)
         if not member.get("code"):
             return {sp.status: refusal(RoomError.coded("not_member"), lang)}
         room = room_view(member["code"])
@@ -323,11 +339,62 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
     events["class_answer"] = sp.send.click(on_send, [lang_state, sp.member, sp.seen, sp.choice, sp.number,
                                                      sp.confidence], [sp.status], api_name="class_answer")
 
+    # The page has opened (after the lesson's own restore, so nothing redraws the lesson after this):
+    # a join link (?room=CODE, set on page load as "CODE:nonce") joins, keeping this browser's place
+    # if it had one; otherwise the class this browser opened or joined comes back, if still open.
+    def on_class_restore(lang: str, room: Any, member: Any, link: Any, nick: Any, request: gr.Request) -> dict:
+        room, member = kept(room, TEACHER_KEYS), kept(member, MEMBER_KEYS)
+        out: dict[Any, Any] = {}
+        try:
+            if room:
+                hall.check_teacher(room["code"], room["secret"])
+                out.update({tp.info: CV.join_card(room["code"], room["link"], lang), **teacher_draw(lang, room)})
+        except RoomError:
+            room = {}
+        typed = str(link or "").rpartition(":")[0]
+        if typed:
+            out.update({sp.code: typed, sp.join_box: gr.update(open=True),
+                        **on_join(lang, typed, nick, member, request)})
+            return {tp.room: room, **out}
+        view = room_view(member["code"]) if member else None
+        if view is None or member["id"] not in view.students:
+            member = {}
+        return {tp.room: room, sp.member: member, **out}
+
+    # the browser's copies follow the session's state (private: the API keeps its state in the session)
+    tp.room.change(lambda room: kept(room, TEACHER_KEYS), [tp.room], [tp.saved], api_visibility="private",
+                   queue=False)
+    sp.member.change(lambda member: kept(member, MEMBER_KEYS), [sp.member], [sp.saved], api_visibility="private",
+                     queue=False)
+
+    async def restore_and_follow(lang: str, saved_room: Any, saved_member: Any, link: Any, nick: Any,
+                                 request: gr.Request):
+        """One event per page load: the class comes back (or the link joins), then this same event
+        follows it, so no second event can start before the first has set the session's state."""
+        out = on_class_restore(lang, saved_room, saved_member, link, nick, request)
+        yield out
+        room, member = out.get(tp.room) or {}, out.get(sp.member) or {}
+        if room:
+            async for update in teacher_follow(lang, room):
+                yield update
+        elif member:
+            async for update in student_follow(lang, member):
+                yield update
+
+    if "restore" in lesson_events:
+        follow_back = lesson_events["restore"].then(
+            restore_and_follow, [lang_state, tp.saved, sp.saved, sp.link_in, sp.nick],
+            _unique([tp.room, sp.member, tp.info, tp.msg, *t_outs, sp.code, sp.join_box, sp.join_msg, *follow_outputs]),
+            concurrency_limit=None, api_visibility="private", show_progress="hidden")
+        restarted = [follow_back]
+    else:
+        restarted = []
+
     def on_leave(lang: str) -> dict:
         return {sp.member: {}, sp.seen: "", sp.box: gr.update(visible=False), sp.join_box: gr.update(visible=True),
                 sp.join_msg: tr(lang, "left")}
 
     events["class_leave"] = sp.leave.click(on_leave, [lang_state], [sp.member, sp.seen, sp.box, sp.join_box,
                                                                     sp.join_msg],
-                                           api_name="class_leave", cancels=[follow_s, follow_link, follow_r])
+                                           api_name="class_leave", cancels=[follow_s, follow_r, *restarted])
     return events

@@ -16,6 +16,8 @@ def confidence_choices(lang: str) -> list[tuple[str, int]]:
 
 def teacher_panel(lang: str) -> TeacherPanel:
     room = gr.State({})
+    # a copy kept in the browser (read only when the page opens): a reloaded projector gets its class back
+    saved = gr.BrowserState({}, storage_key="decoding-lab-class-teacher")
     base = gr.Textbox("", visible="hidden", elem_id="class-base")   # outside the column teacher mode redraws
     with gr.Column(visible=False, elem_id="class-teacher") as box:
         open_btn = gr.Button(tr(lang, "open"), variant="primary", elem_id="class-open")
@@ -39,7 +41,7 @@ def teacher_panel(lang: str) -> TeacherPanel:
                 figure = gr.Plot(visible=False, show_label=False, elem_id="class-figure")
         result = gr.Markdown("", elem_id="class-result", latex_delimiters=[])
         csv_file = gr.File(visible=False, show_label=False, elem_id="class-csv-file")
-    panel = TeacherPanel(box=box, room=room, open=open_btn, base=base, join_box=join_box, info=info, count=count,
+    panel = TeacherPanel(box=box, room=room, saved=saved, open=open_btn, base=base, join_box=join_box, info=info, count=count,
                          who_box=who_box, who=who, asked=asked, plot=plot, result=result, figure=figure,
                          next_round=next_round, reveal=reveal, csv=csv, csv_file=csv_file, close=close, msg=msg, buttons=_buttons)
     return panel
@@ -57,6 +59,8 @@ def join_box(lang: str) -> tuple[gr.Accordion, gr.Textbox, gr.Textbox, gr.Button
 
 def student_panel(lang: str, join: tuple) -> StudentPanel:
     member = gr.State({})
+    # a copy kept in the browser (read only when the page opens): a reloaded page keeps its place and answers
+    saved = gr.BrowserState({}, storage_key="decoding-lab-class-member")
     seen = gr.State("")
     # outside the lesson list's column (which teacher mode hides and shows, redrawing its children)
     link_in = gr.Textbox("", visible="hidden", elem_id="class-link-in")
@@ -72,6 +76,6 @@ def student_panel(lang: str, join: tuple) -> StudentPanel:
         refresh = gr.Button(tr(lang, "refresh"), size="sm", visible=False, elem_id="class-refresh")
         leave = gr.Button(tr(lang, "leave"), size="sm", elem_id="class-leave")
     box_, code, nick, join_btn, join_msg = join
-    return StudentPanel(member=member, join_box=box_, code=code, nick=nick, join=join_btn, join_msg=join_msg,
+    return StudentPanel(member=member, saved=saved, join_box=box_, code=code, nick=nick, join=join_btn, join_msg=join_msg,
                         link_in=link_in, seen=seen, box=box, head=head, question=question, choice=choice, number=number,
                         confidence=confidence, send=send, status=status, refresh=refresh, leave=leave)

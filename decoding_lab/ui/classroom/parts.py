@@ -13,7 +13,8 @@ import gradio as gr
 @dataclass(slots=True)
 class TeacherPanel:
     box: gr.Column                 # visible in teacher mode
-    room: gr.State                 # {"code", "secret"} of the class this browser opened ({} for none)
+    room: gr.State                 # {"code", "secret", "link"} of the class this tab opened ({} for none)
+    saved: gr.BrowserState         # its copy in the browser, read when the page opens (a reload keeps the class)
     open: gr.Button
     base: gr.Textbox               # hidden: the page's own address, for the join link
     join_box: gr.Accordion
@@ -37,6 +38,7 @@ class TeacherPanel:
 @dataclass(slots=True)
 class StudentPanel:
     member: gr.State               # {"code", "id"} of the class this tab joined ({} for none)
+    saved: gr.BrowserState         # its copy in the browser, read when the page opens (a reload keeps the place)
     join_box: gr.Accordion         # beside the lesson list
     code: gr.Textbox
     nick: gr.Textbox
