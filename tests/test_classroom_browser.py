@@ -21,9 +21,9 @@ LESSONS = {les.number: les for les in load_lessons()}
 #: Lesson 3's third screen asks which temperature keeps the smallest ratio (a choice, a step on the model).
 LESSON, SCREEN = 3, 2
 WORDS = {"en": {"students": "students in the class", "round": "Round 2", "sent": "Sent", "right": "Right:",
-                "model": "live result", "no_room": "no open class has the code"},
+                "model": "live result", "no_room": "no open class has the code", "last": "Screen 4 of 4"},
          "zh": {"students": "名学生", "round": "第 2 轮", "sent": "已提交", "right": "正确答案",
-                "model": "实际结果", "no_room": "没有课堂码为"}}
+                "model": "实际结果", "no_room": "没有课堂码为", "last": "第 4 / 4 屏"}}
 
 
 def plot_data(page, sel: str) -> list[dict]:
@@ -123,12 +123,26 @@ def test_a_teacher_and_three_students_walk_one_question(browser, app_url, lang):
         assert len(marked) == 1
         for page in students:
             wait_text(page, "#class-status", w["model"])
+            # in class the room asks the question: the lesson's own Run waits (in Chinese too, after the relabel)
+            assert not page.is_visible("#lesson-run")
         verdicts = [text(p, "#class-status") for p in students]
         right_label = marked[0][2:].rstrip("…")
         for v, last in zip(verdicts, (labels[1], labels[1], labels[1])):
             assert ("✔" in v) == last.startswith(right_label), v
         teacher.screenshot(path=str(SHOTS / f"class-teacher-reveal-{lang}.png"), full_page=True)
         students[2].screenshot(path=str(SHOTS / f"class-phone-reveal-{lang}.png"), full_page=True)
+
+        # the teacher pages on: the lesson's last screen reaches every student, with its first check asked
+        teacher.click("#teacher-next")
+        check = les.checks[0]
+        for page in students:
+            wait_text(page, "#class-question", check.question[lang][:12])
+            wait_text(page, "#teacher-counter", w["last"])
+        answer(students[0], check.choices[check.answer].text[lang][:20])
+        wait_text(students[0], "#class-status", w["sent"])
+        teacher.wait_for_function("() => { const p = document.querySelector('#class-plot .js-plotly-plot');"
+                                  " return p && p.data && p.data.length === 1 &&"
+                                  " p.data[0].y.reduce((a, b) => a + b, 0) === 1; }")
 
         # the counts as CSV: both rounds, no student in them
         teacher.click("#class-csv")

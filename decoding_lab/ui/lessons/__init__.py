@@ -46,11 +46,15 @@ def build(ctx: TabContext) -> TabUI:
     room_words = room_views.label_outputs(ui.room.teacher, ui.room.student)
 
     def relabel(lang: str, *states: Any) -> dict:
-        return {**handlers.relabel(ui, lang, *states), **room_views.labels(ui.room.teacher, ui.room.student, lang)}
+        *lesson_states, member = states
+        out = {**handlers.relabel(ui, lang, *lesson_states), **room_views.labels(ui.room.teacher, ui.room.student, lang)}
+        if member:   # in a class the room asks the screen's question: the lone Run and the checks stay hidden
+            out.update({ui.exp: gr.update(visible=False), ui.checks_box: gr.update(visible=False)})
+        return out
 
     return TabUI(
         name="lessons",
-        states=handlers.state_inputs(ui),
+        states=[*handlers.state_inputs(ui), ui.room.student.member],
         views=[*outputs(ui), *room_words],
         relabel=relabel,
         relabel_private=True,    # its progress lives in a gr.BrowserState, kept out of set_language's API
