@@ -26,7 +26,7 @@ from typing import Any
 import gradio as gr
 
 from decoding_lab import lesson_runs
-from decoding_lab.classroom import RoomError, RoomHall, questions_on, to_csv
+from decoding_lab.classroom import RoomError, RoomHall, parse_code, questions_on, to_csv
 from decoding_lab.classroom.questions import right_after_run
 from decoding_lab.errors import UserError
 from decoding_lab.ui.classroom import views as CV
@@ -186,8 +186,11 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
     events["class_ask"] = tp.asked.input(
         teacher_call(lambda lang, room, key: hall.ask(room["code"], room["secret"], str(key))),
         [lang_state, tp.room, tp.asked], [tp.msg, *t_outs], api_name="class_ask")
+    def next_round(lang: str, room: dict) -> None:
+        hall.next_round(room["code"], room["secret"])
+
     events["class_round"] = tp.next_round.click(
-        teacher_call(lambda lang, room: hall.next_round(room["code"], room["secret"]) and None),
+        teacher_call(next_round),
         [lang_state, tp.room], [tp.msg, *t_outs], api_name="class_round")
 
     def reveal(lang: str, room: dict) -> None:
@@ -253,9 +256,7 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
             sid = hall.join(typed, client_of(request), nick, previous=member.get("id"))
         except RoomError as e:
             return {sp.join_msg: refusal(e, lang), sp.member: member}
-        from decoding_lab.classroom import parse_code
-        code = parse_code(typed)
-        return {sp.member: {"code": code, "id": sid}, sp.join_msg: "", sp.join_box: gr.update(open=False)}
+        return {sp.member: {"code": parse_code(typed), "id": sid}, sp.join_msg: "", sp.join_box: gr.update(open=False)}
 
     async def student_follow(lang: str, member: Any):
         """This tab's view of the room: the teacher's screen and question as they change, the
