@@ -12,7 +12,8 @@ An experiment is data (``[[experiments]]`` in a lesson file). It runs one or mor
   ``prompt`` and ``chat`` (one rule on distributions of different shapes);
 * ``kind = "decode"``: run greedy, beam search or one seeded sample (``strategy = "sample"``) for
   ``steps`` tokens and read ``logprob`` (the sum of the chosen tokens' log-probabilities), ``text``
-  or ``repetition`` (the share of the output's 4-grams already seen earlier in it);
+  or ``repetition`` (the share of the output's 4-grams already seen earlier in it); ``odds:KEY``
+  reads how many times as probable each variant's whole text is as variant KEY's (:func:`odds`);
 * ``kind = "sweep"``: read a shipped sweep file (no model): ``pass@K``, ``vote`` (majority of
   the samples), ``best_of:K:SCORE`` (best-of-K reranked by ``logprob``, ``logprob_per_token`` or
   ``short``, a proxy that prefers the shortest answer: ``selection.best_of_n_accuracy``) or
@@ -188,8 +189,22 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
                 curves[v.key] = sorted_curve(z, float(_settings(exp, v).temperature or 1.0), int(trace.kept_final))
         else:
             values[v.key], texts[v.key] = _decode(lm, exp, v)
+    if exp.measure.startswith("odds:"):
+        values = odds(values, exp.measure[5:])
     top = tops.get(exp.variants[0].key, []) if exp.variants else []
     return RunResult(values, top, time.perf_counter() - start, tops, curves, texts)
+
+
+def odds(logprobs: dict[str, float], ref: str) -> dict[str, float]:
+    """How many times as probable each text is as the text of variant ``ref``, from the texts'
+    log-probabilities: e^(log p − log p of ``ref``), so ``ref`` itself is 1.
+
+    >>> {k: round(v, 3) for k, v in odds({"greedy": -20.9, "beam": -14.7}, "greedy").items()}
+    {'greedy': 1.0, 'beam': 492.749}
+    """
+    if ref not in logprobs:
+        raise ValueError(f"odds against {ref!r}: no such variant ({', '.join(logprobs)})")
+    return {k: math.exp(lp - logprobs[ref]) for k, lp in logprobs.items()}
 
 
 def sorted_curve(logits: Any, temperature: float, kept: int, points: int = 80) -> dict[str, Any]:
@@ -267,7 +282,7 @@ def _decode(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, str]:
         seq = sample(lm, ids, _settings(exp, v), exp.steps, n=1).sequences[0]
     else:
         seq = greedy(lm, ids, _settings(exp, v), exp.steps).sequences[0]
-    if exp.measure == "logprob":
+    if exp.measure == "logprob" or exp.measure.startswith("odds:"):   # odds: see odds(), once all have run
         return float(sum(seq.logprobs)), seq.text
     if exp.measure == "text":
         return seq.text, seq.text

@@ -423,14 +423,15 @@ def _sweep_curve(smollm, gemma):
     from decoding_lab.experiments.sweep import run_cell
     from decoding_lab.tasks.sets import get_task
     d = _sweep()
-    quoted = {0.0: (0.56, 0.56), 1.0: (0.21, 0.98), 1.3: (0.05, 0.64), 0.7: (None, 0.98)}
+    quoted = {0.0: (0.56, 0.56), 1.0: (0.21, 0.98), 1.3: (0.05, 0.64), 0.7: (0.38, 0.98)}
     for T, (p1, p16) in quoted.items():
         c = _cell(d, T)
         outcomes = c["outcomes"]
         recomputed = [sum(pass_at_k(16, sum(o["correct"]), k) for o in outcomes) / len(outcomes) for k in (1, 16)]
-        if p1 is not None:
-            assert recomputed[0] == pytest.approx(p1, abs=0.006)
+        assert recomputed[0] == pytest.approx(p1, abs=0.006)
         assert recomputed[1] == pytest.approx(p16, abs=0.006)
+        if T == 1.3:
+            assert 1 / recomputed[0] == pytest.approx(20, abs=2)      # "about one time in twenty"
     # live: problems 0 and 1 of the T = 1 cell, same seeds, same model
     cfg = d["config"]
     config = SweepConfig(**{k: cfg[k] for k in ("model", "task", "problems", "n", "max_new_tokens", "seed", "order")},
