@@ -204,8 +204,13 @@ def _topk_orders(smollm, gemma):
         t = Stepper.from_prompt(smollm, POEM, True, SamplingSettings(temperature=2.0, top_k=40, order=order, seed=0),
                                 top_n=40).step()
         assert t.kept_final == 40
-        tops[order] = {r.token_id for r in t.top if r.p_final > 0}
-    assert tops["transformers"] == tops["vllm"] == tops["llama.cpp"] and len(tops["vllm"]) == 40
+        tops[order] = {r.token_id: r.p_final for r in t.top if r.p_final > 0}
+    assert tops["transformers"].keys() == tops["vllm"].keys() == tops["llama.cpp"].keys() and len(tops["vllm"]) == 40
+    z = first_logits(smollm, POEM, True).double()
+    kept = sorted(tops["vllm"])
+    want = torch.softmax(z[kept] / 2.0, dim=-1).tolist()       # z / T renormalised over the 40, whatever the order
+    for order, p in tops.items():
+        assert [p[i] for i in kept] == pytest.approx(want, abs=1e-5), order
 
 
 CODE = LESSONS["penalties"].preset["prompt"] if "penalties" in LESSONS else ""
