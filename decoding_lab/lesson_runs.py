@@ -59,6 +59,10 @@ PREDICT_KINDS = ("min", "max", "number", "value")
 #: ``sorted_curve`` draws each step variant's probabilities sorted from the largest down (log-log),
 #: with where its own rule cut and where top-k 40 and min-p 0.1 would cut the same distribution.
 FIGURES = ("", "ratio_lines", "passk_vs_T", "sorted_curve")
+#: Live views an experiment may carry inside its lesson screen once it has run (``lab``; see
+#: ``decoding_lab.lesson_labs``): a step experiment's lab re-runs the chain on the step its first
+#: variant read, a sweep experiment's lab reads the same shipped file.
+LABS = ("", "temperature", "tail", "cuts", "order", "passk")
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class Experiment:
     tolerance: float = 0.0
     fmt: str = ".2f"
     figure: str = ""               # one of FIGURES
+    lab: str = ""                  # one of LABS: the live view shown under the result
 
     @property
     def reads_file(self) -> bool:
@@ -145,9 +150,14 @@ def parse_experiment(d: dict[str, Any]) -> Experiment:
     if set(d["expect"]) != keys:
         raise ValueError(f"experiment {d['id']!r}: expect must give a value for each variant ({sorted(keys)})")
     fields = {k: d[k] for k in ("model", "prompt", "chat", "steps", "settings", "constraint", "file", "tolerance", "fmt",
-                                "figure") if k in d}
+                                "figure", "lab") if k in d}
     if fields.get("figure", "") not in FIGURES:
         raise ValueError(f"figure must be one of {', '.join(f for f in FIGURES if f)}")
+    lab = fields.get("lab", "")
+    if lab not in LABS:
+        raise ValueError(f"lab must be one of {', '.join(x for x in LABS if x)}")
+    if lab and (lab == "passk") != (d.get("kind", "step") == "sweep"):
+        raise ValueError("a passk lab belongs to a sweep experiment, the other labs to a step experiment")
     return Experiment(id=str(d["id"]), screen=int(d["screen"]), kind=d.get("kind", "step"), measure=str(d["measure"]),
                       variants=variants, predict=pred, reveal=dict(d["reveal"]), expect=dict(d["expect"]), **fields)
 
@@ -160,6 +170,7 @@ class RunResult:
     tops: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)   # every step variant's
     curves: dict[str, dict[str, Any]] = field(default_factory=dict)   # figure "sorted_curve": see sorted_curve()
     texts: dict[str, str] = field(default_factory=dict)   # a decode experiment's texts, shown under its result
+    lab_step: Any = None     # a step experiment with a lab: the first variant's step (``lesson_labs.LabStep``)
 
 
 def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunResult:
@@ -179,10 +190,13 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
     tops: dict[str, list[tuple[str, float, float]]] = {}
     curves: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
+    lab_step = None
     for v in exp.variants:
         lm = get_model(str(v.options.get("model", exp.model)))   # a variant may run another backend
         if exp.kind == "step":
-            trace, z = _last_step(lm, exp, v)
+            trace, z, step = _last_step(lm, exp, v)
+            if exp.lab and lab_step is None:
+                lab_step = step
             values[v.key] = step_measure(trace, exp.measure)
             tops[v.key] = [(r.token, r.p_raw, r.p_final) for r in trace.top[:10]]
             if exp.figure == "sorted_curve":
@@ -192,7 +206,7 @@ def run(exp: Experiment, get_model: Callable[[str], Any] | None = None) -> RunRe
     if exp.measure.startswith("odds:"):
         values = odds(values, exp.measure[5:])
     top = tops.get(exp.variants[0].key, []) if exp.variants else []
-    return RunResult(values, top, time.perf_counter() - start, tops, curves, texts)
+    return RunResult(values, top, time.perf_counter() - start, tops, curves, texts, lab_step)
 
 
 def odds(logprobs: dict[str, float], ref: str) -> dict[str, float]:
@@ -231,8 +245,9 @@ def _settings(exp: Experiment, v: Variant):
     return SamplingSettings.from_json({**exp.settings, **v.settings})
 
 
-def _last_step(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, Any]:
-    """The last step's trace, and the raw logits that step read."""
+def _last_step(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, Any, Any]:
+    """The last step's trace, the raw logits that step read, and that step kept for a lab."""
+    from decoding_lab.lesson_labs import LabStep
     from decoding_lab.stepper import Stepper
     extra = {}
     constraint = v.options.get("constraint", exp.constraint)
@@ -243,7 +258,8 @@ def _last_step(lm: LanguageModel, exp: Experiment, v: Variant) -> tuple[Any, Any
     s = Stepper.from_prompt(lm, prompt, chat, _settings(exp, v), top_n=20, extra_stages=extra)
     s.steps(exp.steps - 1)
     z = s._next_logits.detach().clone()       # what the last step reads, before any stage
-    return s.step(), z
+    step = LabStep.of(s)
+    return s.step(), z, step
 
 
 def step_measure(trace: Any, measure: str) -> Any:

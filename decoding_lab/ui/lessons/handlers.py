@@ -20,6 +20,7 @@ from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
+from decoding_lab.ui.lessons.lab import drawn as lab_drawn, outputs as lab_outputs
 from decoding_lab.ui.lessons.parts import LessonSlot, LessonsParts
 from decoding_lab.ui.lessons.strings import tr
 from decoding_lab.ui.lessons.views import clamp_screen, experiment_views, lesson_lang, look_views, outputs, views
@@ -75,9 +76,51 @@ def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict |
         result = lesson_runs.run(exp)
         run.update(values=result.values, top=result.top, tops=result.tops, curves=result.curves,
                    texts=result.texts, seconds=result.seconds)
+        if result.lab_step is not None:   # the step the lab re-runs (this session's state, never the browser's)
+            run["lab_step"] = result.lab_step
     except Exception as e:  # noqa: BLE001 - any failure falls back to the tested values, said so on screen
         run.update(values=dict(exp.expect), top=[], tops={}, seconds=0.0, error=str(e).splitlines()[0][:200])
     return {**(runs or {}), f"{les.number}/{exp.id}": run}, ""
+
+
+def number(value: Any, name: str) -> float:
+    """A control's value as a finite number, or a one-line refusal naming the control.
+
+    >>> number("0.7", "T"), number(None, "T")
+    Traceback (most recent call last):
+    ...
+    decoding_lab.errors.SettingsError: T must be a number, got None
+    """
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a number, got {value!r:.40}") from None
+    if x != x or x in (float("inf"), float("-inf")):
+        raise SettingsError(f"{name} must be a finite number, got {value!r:.40}")
+    return x
+
+
+def wire_lab(ui: LessonsParts, common: dict[str, Any]) -> dict[str, Any]:
+    """The lab's controls: a slider answers when released, the order when picked; each redraws the
+    lab from the session's run of the screen's experiment (no model call)."""
+    lab = ui.lab
+
+    @guarded
+    def on_lab(v: dict[str, Any]) -> dict:
+        lang, les = v["lang"], lesson_of(ui, v["lang"], v["number"])
+        exp = les.experiment_on(clamp_screen(les, v["screen"]))
+        run = (v["runs"] or {}).get(f"{les.number}/{exp.id}") if exp is not None else None
+        if exp is None or not exp.lab or not run:    # nothing to redraw: the lab is hidden anyway
+            return {lab.plot: gr.update(), lab.bars: gr.update(), lab.stats: gr.update()}
+        return lab_drawn(lab, exp, run, lang, bool(v["teacher"]), number(v["lab_t"], "T"),
+                         number(v["lab_x"], "top-p" if exp.lab == "cuts" else "k"), str(v["lab_order"]))
+
+    inputs, names = inputs_of({**common, "lab_t": lab.t, "lab_x": lab.x, "lab_order": lab.pick})
+    outs = [lab.plot, lab.bars, lab.stats]
+    fn = named(kept_shape(on_lab), names)
+    return {"lab_t": lab.t.release(fn, inputs, outs, api_name="lesson_lab", trigger_mode="always_last"),
+            "lab_x": lab.x.release(fn, inputs, outs, api_visibility="private", trigger_mode="always_last"),
+            "lab_order": lab.pick.input(fn, inputs, outs, api_visibility="private", trigger_mode="always_last")}
 
 
 def _text(value: Any, limit: int = 64) -> bool:
@@ -169,10 +212,13 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
         return {ui.runs: runs, **experiment_views(ui, les, lang, screen, runs, v["teacher"]),
                 **look_views(ui, les, lang, screen, runs, v["teacher"])}
 
-    run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.look]
+    run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.look,
+                *lab_outputs(ui.lab)]
     inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number})
     events["run"] = ui.run.click(model_event(kept_shape(on_run), names, jobs), inputs, run_outs, api_name="lesson_run",
                                  concurrency_id="model")
+
+    events.update(wire_lab(ui, common))
 
     for i, slot in enumerate(ui.slots):
         def on_check(v: dict[str, Any], i: int = i, slot: LessonSlot = slot) -> dict:

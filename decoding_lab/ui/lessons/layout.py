@@ -1,6 +1,7 @@
 """The Lessons tab's components, top to bottom: the teacher-mode switch; the lesson list and progress
 beside one screen of the lesson; the screen's experiment (a prediction, a Run button, the result
-beside the guess, and a picture of the run); the pager; the pointers, "open the set-up" and the
+beside the guess, and a picture of the run; once it has run, the lab: that picture with the controls
+the screen is about); the pager; the pointers, "open the set-up" and the
 checks. Progress and the learner's shuffle seed live in the visitor's browser (``gr.BrowserState``),
 so they survive a reload and are never shared between visitors."""
 
@@ -14,6 +15,7 @@ from decoding_lab.lessons import Lesson
 from decoding_lab.ui.classroom import layout as room_layout
 from decoding_lab.ui.classroom.parts import ClassParts
 from decoding_lab.ui.lessons import checks as C
+from decoding_lab.ui.lessons import lab as lab_layout
 from decoding_lab.ui.lessons import views as V
 from decoding_lab.ui.lessons.glossary_view import glossary_markdown
 from decoding_lab.ui.lessons.parts import LessonsParts
@@ -59,6 +61,7 @@ def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
                     exp_out = gr.Markdown("", elem_id="lesson-result", latex_delimiters=[])
                 with gr.Column(scale=1, min_width=320):   # the picture of the learner's run
                     exp_plot = gr.Plot(visible=False, show_label=False, elem_id="lesson-plot")
+            lab = lab_layout.build(lang)                  # after a run: the picture with its controls
             with gr.Row(elem_id="teacher-pager"):
                 prev_btn = gr.Button(tr(lang, "prev"), elem_id="teacher-prev")
                 counter = gr.Markdown(first_counter, elem_id="teacher-counter")
@@ -75,5 +78,5 @@ def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
                         exp_q=exp_q, guess=guess, guess_number=guess_number, run=run, exp_out=exp_out,
                         exp_plot=exp_plot, prev=prev_btn, counter=counter, next=next_btn, look=look, load=load,
                         loaded=loaded, checks_box=checks_box, checks_head=checks_head, slots=slots,
-                        loaded_message=V.loaded_message,
+                        loaded_message=V.loaded_message, lab=lab,
                         room=ClassParts(teacher=teacher_panel, student=student_panel, hall=hall))

@@ -62,6 +62,8 @@ class LessonsParts:
     slots: list[LessonSlot]
     #: ``views.loaded_message(lang, lesson, tab_id)``: the page writes it into ``loaded``
     loaded_message: Callable[[str, Lesson, str], str]
+    #: the lab under a run (``decoding_lab.ui.lessons.lab.LabParts``)
+    lab: Any = None
     #: the class room (``decoding_lab.ui.classroom.parts.ClassParts``): the teacher's and a student's panels
     room: Any = None
 

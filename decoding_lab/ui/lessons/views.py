@@ -18,6 +18,7 @@ from decoding_lab.ui.common.i18n import norm_lang
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.figures import experiment_figure, shown
 from decoding_lab.ui.lessons.glossary_view import glossary_markdown
+from decoding_lab.ui.lessons.lab import lab_views, outputs as lab_outputs
 from decoding_lab.ui.lessons.parts import LessonsParts
 from decoding_lab.ui.lessons.strings import tr
 
@@ -146,7 +147,8 @@ def experiment_views(ui: LessonsParts, les: Lesson, lang: str, screen: int, runs
     if exp is None:
         return {ui.exp: gr.update(visible=False), ui.exp_q: "", ui.guess: gr.update(visible=False, value=None),
                 ui.guess_number: gr.update(visible=False, value=None), ui.exp_out: "",
-                ui.exp_plot: gr.update(visible=False, value=None), ui.run: gr.update(value=tr(lang, "run"))}
+                ui.exp_plot: gr.update(visible=False, value=None), ui.run: gr.update(value=tr(lang, "run")),
+                **lab_views(ui.lab, les, None, None, lang, teacher)}
     lg = lesson_lang(lang)
     run = (runs or {}).get(f"{les.number}/{exp.id}")
     number = exp.predict.kind == "number"
@@ -160,6 +162,7 @@ def experiment_views(ui: LessonsParts, les: Lesson, lang: str, screen: int, runs
         ui.run: gr.update(value=tr(lang, "run_file" if exp.reads_file else "run")),
         ui.exp_out: result_markdown(exp, run, lang) if run else "",
         ui.exp_plot: gr.update(visible=bool(run), value=experiment_figure(exp, run, lang, lg, teacher) if run else None),
+        **lab_views(ui.lab, les, exp, run, lang, teacher),
     }
 
 
@@ -168,7 +171,7 @@ def outputs(ui: LessonsParts) -> list[Any]:
     """Every component ``views`` writes, in the order of the tab's events' outputs."""
     return [ui.picker, ui.progress, ui.glossary_box, ui.glossary, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
             ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.link,
-            *C.outputs(ui)]
+            *lab_outputs(ui.lab), *C.outputs(ui)]
 
 
 def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[str] | None,
