@@ -471,6 +471,46 @@ def _best_t(smollm, gemma):
         assert rows[T][11]["mean"] == pytest.approx(sum(pass_at_k(16, sum(o["correct"]), 11) for o in out) / 50)
 
 
+@check("sweep-hard-problems-decide-passk")
+def _hard_problems(smollm, gemma):
+    """Lesson 9's per-problem reading of the sweep: q, the share of a problem's 16 samples that are
+    right, at greedy, T = 0.3 and T = 1.3, recounted from the shipped outcomes."""
+    d = _sweep()
+    q = {T: [sum(o["correct"]) / len(o["correct"]) for o in _cell(d, T)["outcomes"]] for T in (0.0, 0.3, 1.3)}
+    assert all(len(o["correct"]) == 16 for o in _cell(d, 0.3)["outcomes"]) and len(q[0.0]) == 50
+    wrong = [i for i, x in enumerate(q[0.0]) if x == 0]
+    right = [i for i, x in enumerate(q[0.0]) if x == 1]
+    assert len(wrong) == 22 and len(right) == 28                  # greedy's 16 are one answer: q is 0 or 1
+    assert sum(q[0.3][i] > 0 for i in wrong) == 20
+    assert sum(q[0.3][i] for i in wrong) / 22 == pytest.approx(0.38, abs=0.005)
+    assert sum(q[0.3][i] for i in right) / 28 == pytest.approx(0.65, abs=0.005)
+    assert all(q[0.3][i] <= 1 for i in right) and max(q[1.3]) == pytest.approx(0.19, abs=0.005)
+
+
+@check("sweep-truncation-at-hot-T")
+def _truncation_hot(smollm, gemma):
+    """Lesson 9's temperature × truncation figures, pass@k recomputed from each cell's outcomes."""
+    from decoding_lab.multisample.passk import pass_at_k
+    d = _sweep()
+
+    def score(T, rule, k):
+        out = _cell(d, T, rule)["outcomes"]
+        return sum(pass_at_k(16, sum(o["correct"]), k) for o in out) / len(out)
+
+    cuts = {"top-p": ("top_p", 0.95), "top-k": ("top_k", 40), "min-p": ("min_p", 0.05)}
+    for rule, (name, value) in cuts.items():
+        for T in (0.7, 1.3):
+            assert _cell(d, T, rule)["settings"][name] == value
+    rules = ("none", "top-p", "top-k", "min-p")
+    warm = [score(0.7, r, 1) for r in rules]
+    assert min(warm) == pytest.approx(0.37, abs=0.005) and max(warm) == pytest.approx(0.42, abs=0.005)
+    for rule, p1, p16 in zip(rules, (0.05, 0.08, 0.13, 0.22), (0.64, 0.68, 0.82, 0.86)):
+        assert score(1.3, rule, 1) == pytest.approx(p1, abs=0.006), rule
+        assert score(1.3, rule, 16) == pytest.approx(p16, abs=0.006), rule
+    for k in (1, 16):
+        assert score(1.3, "min-p", k) < score(0.7, "none", k)
+
+
 # --------------------------------------------------------------------------- lesson 11: tilted temperature
 def _ctd():
     from decoding_lab.experiments import ctd_report
