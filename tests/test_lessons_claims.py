@@ -406,6 +406,23 @@ def _healing(smollm, gemma):
 
 
 
+@check("topp-cuts-equal-tokens")
+def _topp_equal_tokens(smollm, gemma):
+    """Lesson 5: top-p 0.9 on 100 exactly equal logits, through the app's own stages (transformers'
+    arithmetic, and the chain as SamplingSettings builds it)."""
+    from decoding_lab.stages.base import History
+    from decoding_lab.stages.truncation import MinP, TopK, TopP
+    z = torch.full((1, 100), 1.5)
+    out = TopP(0.9).transform(z, History.empty())
+    kept = out.isfinite()
+    assert kept.sum().item() == 90 and (~kept).sum().item() == 10
+    assert torch.equal(z[kept].unique(), z[~kept].unique())        # the dropped are exactly as likely
+    assert torch.softmax(out, dim=-1)[kept].sum().item() == pytest.approx(1.0)
+    assert torch.softmax(z, dim=-1)[kept].sum().item() == pytest.approx(0.9)
+    assert MinP(0.1).transform(z, History.empty()).isfinite().sum().item() == 100
+    assert TopK(100).transform(z, History.empty()).isfinite().sum().item() == 100
+
+
 SWEEP = "assets/sweeps/smollm2-135m-instruct_addition.json"
 
 
