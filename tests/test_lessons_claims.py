@@ -389,6 +389,22 @@ def _format_right(smollm, gemma):
     assert free.text().startswith("A) Paris")
 
 
+@check("json-tokens-span-grammar-parts")
+def _json_tokens_span(smollm, gemma):
+    """Lesson 8: under the Grammar tab's default JSON preset, greedy writes tokens that span two
+    grammar parts (a brace and a quote, a closing quote and its colon or comma)."""
+    from decoding_lab.grammar import GrammarMask, preset
+    from decoding_lab.grammar.constraints import preset_prompt
+    from decoding_lab.ui.grammar.session import DEFAULT_PRESET
+    assert DEFAULT_PRESET == "json-person"
+    mask = GrammarMask(preset(DEFAULT_PRESET), smollm)
+    s = Stepper.from_prompt(smollm, preset_prompt(DEFAULT_PRESET), True, SamplingSettings(temperature=0.0),
+                            extra_stages={"grammar": mask})
+    chosen = [t.chosen_token for t in s.steps(8)]
+    assert chosen[0] == '{"' and chosen[2] == '":' and chosen[6] == '",', chosen
+    assert s.text().startswith('{"name": "')
+
+
 @check("healing-numbers")
 def _healing(smollm, gemma):
     """A prompt ending in a bare space: healing re-opens the space and the model writes a word again."""
