@@ -273,6 +273,25 @@ def _dog_logit_range(smollm, gemma):
     assert z.min().item() == pytest.approx(-29, abs=0.6) and z.max().item() == pytest.approx(13, abs=0.6)
 
 
+@check("greedy-exact-tie-first-id")
+def _exact_tie(smollm, gemma):
+    """Lesson 10: an exact tie is settled by a convention, the lower token id (torch's argmax), in
+    the greedy pick the Stepper and the decoders share, here on a live step's two best logits made equal."""
+    import inspect
+
+    from decoding_lab import decode, stepper
+    from decoding_lab.chain import select_greedy
+    assert select_greedy(torch.tensor([1.0, 3.0, 2.0, 3.0])).item() == 1
+    assert select_greedy(torch.tensor([[0.5, 0.5], [2.0, 2.0]])).tolist() == [0, 0]
+    assert "select_greedy(" in inspect.getsource(stepper.Stepper) and "select_greedy(" in inspect.getsource(decode)
+    z = first_logits(smollm, "The capital of France is")
+    lo, hi = sorted(z.topk(2).indices.tolist())
+    for winner in (lo, hi):                      # whichever of the two led, a tie goes to the lower id
+        tied = z.clone()
+        tied[lo] = tied[hi] = z[winner]
+        assert int(select_greedy(tied)) == lo
+
+
 # bfloat16 matmuls take different kernels on different processors, so whether (and where) the
 # bfloat16 path parts from float32 is the machine's, not the lesson's: the lesson says so and the
 # Temperature 0 tab measures it live. What holds on any processor is the mechanism, checked here.
