@@ -122,6 +122,8 @@ class Lesson:
     experiments: list[Experiment] = field(default_factory=list)
     claims: list[dict[str, str]] = field(default_factory=list)
     inputs: dict[str, str] = field(default_factory=dict)   # number -> why it needs no claim
+    #: the 1-based screen that shows the learner's own calibration (0: none); lesson 11's
+    calibration_screen: int = 0
 
     def screens(self, lang: str) -> list[str]:
         """The text split into screens (one idea each)."""
@@ -212,9 +214,13 @@ def parse_lesson(data: dict, where: str = "lesson") -> Lesson:
     for e in experiments:
         if not 1 <= e.screen <= n_screens:
             raise LessonError(f"{where}: experiment {e.id!r} is on screen {e.screen}, the lesson has {n_screens}")
+    calib = data.get("calibration_screen", 0)
+    if isinstance(calib, bool) or not isinstance(calib, int) or not 0 <= calib <= n_screens:
+        raise LessonError(f"{where}: calibration_screen {calib!r} is not a screen of the lesson (1 … {n_screens})")
     return Lesson(number=number, slug=str(data["slug"]), title=_bilingual(data, "title", where), text=text,
                   preset=preset, look_at=look_at, checks=checks, experiments=experiments,
-                  claims=list(data.get("claims", [])), inputs=_inputs(data.get("inputs", {}), where))
+                  claims=list(data.get("claims", [])), inputs=_inputs(data.get("inputs", {}), where),
+                  calibration_screen=calib)
 
 
 def _inputs(data: Any, where: str) -> dict[str, str]:

@@ -13,6 +13,11 @@ import time
 import pytest
 from gradio_client import Client
 
+from decoding_lab.lessons import load_lessons
+
+#: lesson 5's first check: asked on its last screen (whose prediction wants a number), three choices
+CHECK = next(les for les in load_lessons() if les.number == 5).checks[0]
+
 pytestmark = pytest.mark.app
 
 
@@ -49,8 +54,9 @@ def test_a_class_over_the_api_refuses_what_breaks_the_rules(app_url):
     assert "no open class has the code" in words(student.predict("ZZZZ-ZZZZ", "", api_name="/class_join"))
     assert "not a class code" in words(student.predict("<script>", "", api_name="/class_join"))
     assert "⚠" not in words(student.predict(code.lower(), "Ada", api_name="/class_join"))
+    teacher.predict("check:5.1", api_name="/class_ask")    # a question with choices (the screen's prediction is a number)
     follow = student.submit(api_name="/class_follow")    # the room's stream: the question and its choices
-    wait_for(lambda: any("hot" in words(o) or "T =" in words(o) for o in follow.outputs()))
+    wait_for(lambda: any(CHECK.question["en"][:30] in words(o) for o in follow.outputs()))
 
     # a choice the question does not have: refused before it is counted
     with pytest.raises(Exception, match="not in the list of choices|one of the question's"):
@@ -63,10 +69,10 @@ def test_a_class_over_the_api_refuses_what_breaks_the_rules(app_url):
     # the teacher's clicks from a session that did not open the class do nothing
     for name in ("/class_round", "/class_reveal", "/class_close"):
         student.predict(api_name=name)
-    rows = [r for r in csv_rows(teacher) if r["question"].startswith("predict:")]
+    rows = [r for r in csv_rows(teacher) if r["question"] == "check:5.1"]
     assert {r["round"] for r in rows} == {"1"}                         # no second round was opened
     assert sum(int(r["count"]) for r in rows) == 1 and rows[0]["of"] == "1"
-    assert [r["count"] for r in rows] == ["1", "0"]          # its last answer (choice 0), once
+    assert [r["count"] for r in rows] == ["1"] + ["0"] * (len(CHECK.choices) - 1)   # its last answer (choice 0), once
     assert all(r["right"] == "" for r in rows)                         # nothing was revealed
     assert "Ada" not in "".join(str(r) for r in rows)
     teacher.predict(api_name="/class_close")

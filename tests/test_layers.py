@@ -62,7 +62,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the decode core", ("decode", "stepper")),
     ("model tools", ("grammar", "determinism")),
     ("strategies and selection", ("strategies", "metrics", "multisample")),
-    ("runs: experiments, lessons and their labs, benchmarks", ("experiments", "lesson_runs", "lesson_labs", "lessons",
+    ("runs: experiments, lessons and their labs, benchmarks", ("experiments", "lesson_runs", "lesson_labs", "learner_calibration", "lessons",
                                                               "bench")),
     ("classes: rooms that ask the lessons' questions", ("classroom",)),
     ("entry points", ("cli", "__main__")),

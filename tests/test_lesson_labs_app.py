@@ -29,7 +29,7 @@ def test_the_lab_draws_only_after_a_run_and_refuses_what_no_control_holds(client
         client.predict(**MINE, api_name="/lesson_next")
     # before the run: nothing to draw (the lab is hidden), and no error either
     assert "keeps" not in _stats(client.predict(**MINE, lab_t=1.2, api_name="/lesson_lab"))
-    client.predict(**MINE, guess=None, guess_number=500, api_name="/lesson_run")
+    client.predict(**MINE, guess=None, guess_number=500, confidence=None, api_name="/lesson_run")
     step = lesson_runs.run(EXP, lambda name: smollm).lab_step
     view = L.look(step, L.lab_settings("cuts", EXP.settings, 1.2, top_p=0.9), smollm.token_str)
     stats = _stats(client.predict(**MINE, lab_t=1.2, lab_x=0.9, api_name="/lesson_lab"))

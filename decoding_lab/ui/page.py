@@ -132,6 +132,9 @@ def build_demo(lang: str = "en") -> gr.Blocks:
                 tab_of[name] = tab
                 # the tab goes into the address bar (a shared link opens it), and plots get their size
                 tab.select(None, None, None, js=f"() => window.dlOnTab({json.dumps(name)})")
+        # what a tab keeps in the browser sits outside the tabs, so it is read as the page opens
+        for state in getattr(tabs["lessons"].parts, "page_states", None) or ():
+            state.render()
         _wire_language(tabs, L, lang_state, lang_radio)
         _wire_lesson_loading(tabs, lang_state, tabs_comp, jobs, follow_parts, lang_radio, tab_of["lessons"])
         _wire_share_link(demo, tabs, tabs_comp, lang_radio)

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from decoding_lab import learner_calibration as LC
 from decoding_lab import lesson_runs
 from decoding_lab.errors import SettingsError
 from decoding_lab.lessons import Lesson
@@ -20,6 +21,7 @@ from decoding_lab.ui.common.tab import inputs_of, named
 from decoding_lab.ui.common.events import model_event
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.keys import PAGING_JS
+from decoding_lab.ui.lessons.calibration_view import calibration_views
 from decoding_lab.ui.lessons.lab import drawn as lab_drawn, outputs as lab_outputs
 from decoding_lab.ui.lessons.parts import LessonSlot, LessonsParts
 from decoding_lab.ui.lessons.strings import tr
@@ -39,14 +41,17 @@ def lesson_of(ui: LessonsParts, lang: str, number: Any) -> Lesson:
 
 
 def relabel(ui: LessonsParts, lang: str, number: Any, screen: Any, done: list[str] | None, learner: str | None,
-            runs: dict | None, teacher: bool) -> dict:
-    """The lesson on screen in ``lang``, with this browser's progress."""
-    return views(ui, lang, number, screen, done, learner, runs, teacher)
+            runs: dict | None, teacher: bool, calib: Any = None) -> dict:
+    """The lesson on screen in ``lang``, with this browser's progress and calibration."""
+    return views(ui, lang, number, screen, done, learner, runs, teacher, LC.clean(calib))
 
 
 def state_inputs(ui: LessonsParts) -> list[Any]:
-    """What ``relabel`` reads after the language: lesson, screen, progress, learner, runs, teacher mode."""
-    return [ui.current, ui.screen, ui.done, ui.learner, ui.runs, ui.teacher]
+    """What ``relabel`` reads after the language: lesson, screen, progress, learner, runs, teacher mode,
+    calibration records."""
+    # the browser's copy of the calibration: a language switch on page load may run before the
+    # session's own copy has been filled
+    return [ui.current, ui.screen, ui.done, ui.learner, ui.runs, ui.teacher, ui.calib]
 
 
 def neighbour_screen(ui: LessonsParts, les: Lesson, screen: int) -> tuple[Lesson, int]:
@@ -63,15 +68,17 @@ def neighbour_screen(ui: LessonsParts, les: Lesson, screen: int) -> tuple[Lesson
     return les, clamp_screen(les, screen)
 
 
-def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict | None) -> tuple[dict | None, str]:
-    """Run the screen's experiment for a learner who has predicted ``guess``; returns the new runs and
-    a message (empty when it ran). A failed run shows the tested values, marked as such."""
+def run_experiment(les: Lesson, screen: int, guess: Any, lang: str, runs: dict | None,
+                   confidence: Any = None) -> tuple[dict | None, str]:
+    """Run the screen's experiment for a learner who has predicted ``guess`` (and maybe said how sure
+    they are); returns the new runs and a message (empty when it ran). A failed run shows the tested
+    values, marked as such."""
     exp = les.experiment_on(screen)
     if exp is None:
         return None, ""
     if guess is None or guess == "":
         return None, tr(lang, "guess_first")
-    run: dict[str, Any] = {"guess": guess}
+    run: dict[str, Any] = {"guess": guess, "confidence": LC.confidence_of(confidence)}
     try:
         result = lesson_runs.run(exp)
         run.update(values=result.values, top=result.top, tops=result.tops, curves=result.curves,
@@ -152,6 +159,9 @@ def clean_state(v: dict[str, Any]) -> dict[str, Any]:
         out["learner"] = out["learner"] if _text(out["learner"]) else ""
     if "runs" in out and not isinstance(out["runs"], dict):
         out["runs"] = {}
+    for key in ("calib", "calib_saved"):
+        if key in out:
+            out[key] = LC.clean(out[key])
     return out
 
 
@@ -168,11 +178,12 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
     outs = outputs(ui)
     events: dict[str, Any] = {}
     common = {"lang": lang_state, "number": ui.current, "screen": ui.screen, "done": ui.done,
-              "learner": ui.learner, "runs": ui.runs, "teacher": ui.teacher}
+              "learner": ui.learner, "runs": ui.runs, "teacher": ui.teacher, "calib": ui.calib_now}
 
     def show(v: dict[str, Any], **over: Any) -> dict:
         w = {**v, **over}
-        return views(ui, w["lang"], w["number"], w["screen"], w["done"], w["learner"], w["runs"], w["teacher"])
+        return views(ui, w["lang"], w["number"], w["screen"], w["done"], w["learner"], w["runs"], w["teacher"],
+                     w["calib"])
 
     @guarded
     def on_pick(v: dict[str, Any]) -> dict:
@@ -204,17 +215,24 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
         lang, les = v["lang"], lesson_of(ui, v["lang"], v["number"])
         exp = les.experiment_on(clamp_screen(les, v["screen"]))
         guess = v["guess_number"] if exp is not None and exp.predict.kind == "number" else v["guess"]
-        runs, msg = run_experiment(les, clamp_screen(les, v["screen"]), guess, lang, v["runs"])
+        runs, msg = run_experiment(les, clamp_screen(les, v["screen"]), guess, lang, v["runs"], v["confidence"])
         if runs is None:
             return {ui.runs: v["runs"] or {}, ui.exp_out: msg}
         screen = clamp_screen(les, v["screen"])
+        run = runs[f"{les.number}/{exp.id}"]
+        right = LC.number_right(guess, run["values"].get(exp.predict.of)) if exp.predict.kind == "number" \
+            else exp.predict.verdict(guess, run["values"])
+        calib = LC.record(v["calib"], f"{les.number}/{exp.id}", run["confidence"], right)
         # the run reveals the result: the pointers that waited for it can show now
-        return {ui.runs: runs, **experiment_views(ui, les, lang, screen, runs, v["teacher"]),
-                **look_views(ui, les, lang, screen, runs, v["teacher"])}
+        return {ui.runs: runs, ui.calib: calib, ui.calib_now: calib, **experiment_views(ui, les, lang, screen, runs, v["teacher"]),
+                **look_views(ui, les, lang, screen, runs, v["teacher"]),
+                **calibration_views(ui, les, lang, screen, calib, v["teacher"])}
 
     run_outs = [ui.runs, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.look,
+                ui.confidence, ui.calib, ui.calib_now, ui.calib_line, ui.calib_box, ui.calib_text, ui.calib_plot,
                 *lab_outputs(ui.lab)]
-    inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number})
+    inputs, names = inputs_of({**common, "guess": ui.guess, "guess_number": ui.guess_number,
+                               "confidence": ui.confidence})
     events["run"] = ui.run.click(model_event(kept_shape(on_run), names, jobs), inputs, run_outs, api_name="lesson_run",
                                  concurrency_id="model")
 
@@ -256,6 +274,19 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
         events["restore"] = ui.link_in.change(named(kept_shape(on_restore), names), inputs,
                                               [ui.learner, ui.current, ui.screen, *outs],
                                               api_name="lesson_restore_progress")
+        # the learner's calibration records come from the browser when the page has loaded them (the
+        # documented moment for a gr.BrowserState: the page's load event; the link's restore can run
+        # before), for this session's events; drawn for the lesson and screen on show by then
+        def on_calib(v: dict[str, Any]) -> dict:
+            les = lesson_of(ui, v["lang"], v["number"])
+            calib = LC.clean(v["calib_saved"])
+            return {ui.calib_now: calib, **calibration_views(ui, les, v["lang"], clamp_screen(les, v["screen"]), calib,
+                                                             bool(v["teacher"]))}
+
+        inputs, names = inputs_of({"lang": lang_state, "number": ui.current, "screen": ui.screen,
+                                   "teacher": ui.teacher, "calib_saved": ui.calib})
+        calib_outs = [ui.calib_now, ui.calib_line, ui.calib_box, ui.calib_text, ui.calib_plot]
+        page.load(named(kept_shape(guarded(on_calib)), names), inputs, calib_outs, api_visibility="private")
         # the page is ready for a learner's clicks once this has drawn (browser tests wait for it)
         events["restore"].then(None, None, None, js="() => { window.dlLessonsReady = true; return []; }")
         page.load(None, None, None, js=PAGING_JS)

@@ -23,6 +23,7 @@ from decoding_lab.ui.lessons.strings import tr
 
 PROGRESS_KEY = "decoding-lab-checks-passed"
 LEARNER_KEY = "decoding-lab-learner"
+CALIBRATION_KEY = "decoding-lab-calibration"
 
 
 def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
@@ -33,8 +34,13 @@ def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
     current = gr.State(first.number)      # the lesson on screen: what "Load this experiment" loads
     screen = gr.State(0)                  # its screen
     runs = gr.State({})                   # "lesson/experiment" -> the learner's run (guess and values)
-    done = gr.BrowserState([], storage_key=PROGRESS_KEY)        # ids of the checks passed
-    learner = gr.BrowserState("", storage_key=LEARNER_KEY)      # seeds the order of the choices
+    # What the browser keeps. A component inside a tab mounts when the tab is first shown, and a
+    # gr.BrowserState reads its storage only once mounted, so these are built unrendered and the page
+    # places them outside the tabs (``page_states``): the page's load events then see them filled.
+    done = gr.BrowserState([], storage_key=PROGRESS_KEY, render=False)      # ids of the checks passed
+    learner = gr.BrowserState("", storage_key=LEARNER_KEY, render=False)    # seeds the order of the choices
+    calib = gr.BrowserState([], storage_key=CALIBRATION_KEY, render=False)  # confidence and outcome of each prediction
+    calib_now = gr.State([])              # the same records for this session's events (read from the browser once)
     teacher = gr.Checkbox(False, label=tr(lang, "teacher"), elem_id="teacher-mode")
     link = gr.Textbox("", visible="hidden", elem_id="lesson-link")        # "lesson=3&screen=1", for the address bar
     link_in = gr.Textbox("", visible="hidden", elem_id="lesson-link-in")  # a shared link's lesson, set on page load
@@ -43,6 +49,7 @@ def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
             picker = gr.Radio(V.picker_choices(lessons, lang, []), value=first.number, label=tr(lang, "pick"),
                               elem_id="lesson-picker")
             progress = gr.Markdown(V.progress_markdown(lang, [], total_checks), elem_id="lesson-progress")
+            calib_line = gr.Markdown(tr(lang, "calib_none"), elem_id="lesson-calib-line")
             join = room_layout.join_box(lang)
             with gr.Accordion(tr(lang, "glossary"), open=False, elem_id="lesson-glossary") as glossary_box:
                 glossary = gr.Markdown(glossary_markdown(lang), elem_id="lesson-glossary-text")
@@ -57,11 +64,16 @@ def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
                     guess = gr.Radio([], value=None, label=tr(lang, "your_guess"), elem_id="lesson-guess")
                     guess_number = gr.Number(None, label=tr(lang, "your_guess"), visible=False,
                                              elem_id="lesson-guess-number")
+                    confidence = gr.Radio(V.confidence_choices(), value=None, label=tr(lang, "confidence"),
+                                          elem_id="lesson-confidence")
                     run = gr.Button(tr(lang, "run"), variant="primary", elem_id="lesson-run")
                     exp_out = gr.Markdown("", elem_id="lesson-result", latex_delimiters=[])
                 with gr.Column(scale=1, min_width=320):   # the picture of the learner's run
                     exp_plot = gr.Plot(visible=False, show_label=False, elem_id="lesson-plot")
             lab = lab_layout.build(lang)                  # after a run: the picture with its controls
+            with gr.Group(visible=False, elem_id="lesson-calib") as calib_box:   # the learner's own calibration
+                calib_text = gr.Markdown(tr(lang, "calib_head"), elem_id="lesson-calib-text")
+                calib_plot = gr.Plot(show_label=False, elem_id="lesson-calib-plot")
             with gr.Row(elem_id="teacher-pager"):
                 prev_btn = gr.Button(tr(lang, "prev"), elem_id="teacher-prev")
                 counter = gr.Markdown(first_counter, elem_id="teacher-counter")
@@ -78,5 +90,6 @@ def build(lang: str, lessons: list[Lesson], hall: Any = None) -> LessonsParts:
                         exp_q=exp_q, guess=guess, guess_number=guess_number, run=run, exp_out=exp_out,
                         exp_plot=exp_plot, prev=prev_btn, counter=counter, next=next_btn, look=look, load=load,
                         loaded=loaded, checks_box=checks_box, checks_head=checks_head, slots=slots,
-                        loaded_message=V.loaded_message, lab=lab,
+                        loaded_message=V.loaded_message, lab=lab, confidence=confidence, calib=calib, calib_now=calib_now, page_states=[done, learner, calib],
+                        calib_line=calib_line, calib_box=calib_box, calib_text=calib_text, calib_plot=calib_plot,
                         room=ClassParts(teacher=teacher_panel, student=student_panel, hall=hall))

@@ -64,6 +64,17 @@ class LessonsParts:
     loaded_message: Callable[[str, Lesson, str], str]
     #: the lab under a run (``decoding_lab.ui.lessons.lab.LabParts``)
     lab: Any = None
+    #: the learner's own calibration: a confidence beside each prediction, the records (in the
+    #: browser), a line under the progress and the picture on a lesson's calibration screen
+    confidence: Any = None
+    calib: Any = None            # gr.BrowserState: read when the page opens, written after each run
+    calib_now: Any = None        # gr.State: the records the session's events read (no API caller sends them)
+    calib_line: Any = None
+    calib_box: Any = None
+    calib_text: Any = None
+    calib_plot: Any = None
+    #: the gr.BrowserStates above, for the page to render outside the tabs (see ``layout.build``)
+    page_states: Any = None
     #: the class room (``decoding_lab.ui.classroom.parts.ClassParts``): the teacher's and a student's panels
     room: Any = None
 

@@ -67,6 +67,15 @@ EN: dict[str, str] = {
     "lab_cut_top_p": "top-p {p:g} cuts here ({n:,} kept)", "lab_cut_min_p": "min-p 0.1 cuts here ({n:,} kept)",
     "lab_passk_title": "pass@{k} against T",
     "lab_no_step": "Run the experiment again to bring its step back (a reloaded page keeps no run).",
+    # the learner's own calibration
+    "confidence": "How sure are you? (optional: it goes into your calibration)",
+    "confidence_number": "How sure are you that your number is within 25% of the result? (optional)",
+    "calib_none": "Your calibration: give a confidence with a prediction to start it.",
+    "calib_line": "Your calibration: Brier score **{b:.2f}** over {n} of your predictions made with a confidence (saying 50% every time scores 0.25; 0 is perfect).",
+    "calib_head": "**Your own calibration.** The model's confidence in an answer (its log-probability) said little about whether the answer passes. How about yours? Each dot is a confidence you stated: how often those predictions came out right. A calibrated forecaster's dots sit on the diagonal.",
+    "calib_empty": "*No prediction with a confidence yet: pick one beside your next prediction, then run it.*",
+    "calib_x": "the confidence you stated", "calib_y": "share that came out right", "calib_diag": "calibrated",
+    "calib_you": "you ({n} predictions)",
     "glossary": "Glossary (English ↔ 中文)",
 }
 
@@ -129,6 +138,14 @@ ZH: dict[str, str] = {
     "lab_cut_top_p": "top-p {p:g} 截在这里（保留 {n:,} 个）", "lab_cut_min_p": "min-p 0.1 截在这里（保留 {n:,} 个）",
     "lab_passk_title": "pass@{k} 随 T 的变化",
     "lab_no_step": "再运行一次实验，才能把它的这一步找回来（重新载入的页面不保留运行）。",
+    "confidence": "你有多大把握？（可选：计入你的校准）",
+    "confidence_number": "你有多大把握，你的数字与结果相差不超过 25%？（可选）",
+    "calib_none": "你的校准：在预测旁给出把握程度，就会开始记录。",
+    "calib_line": "你的校准：{n} 个带把握程度的预测，Brier 分数 **{b:.2f}**（每次都说 50% 得 0.25；0 为完美）。",
+    "calib_head": "**你自己的校准。** 模型对一个答案的信心（它的对数概率）几乎说明不了答案能否通过。你的呢？每个点是你说过的一种把握程度：这些预测有多大比例说对了。校准良好的预测者，点都落在对角线上。",
+    "calib_empty": "*还没有带把握程度的预测：下次预测时在旁边选一个，再运行。*",
+    "calib_x": "你说的把握程度", "calib_y": "说对的比例", "calib_diag": "校准良好",
+    "calib_you": "你（{n} 个预测）",
     "glossary": "术语表（English ↔ 中文）",
 }
 

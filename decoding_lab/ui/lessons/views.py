@@ -18,6 +18,7 @@ from decoding_lab.ui.common.i18n import norm_lang
 from decoding_lab.ui.lessons import checks as C
 from decoding_lab.ui.lessons.figures import experiment_figure, shown
 from decoding_lab.ui.lessons.glossary_view import glossary_markdown
+from decoding_lab.ui.lessons.calibration_view import calibration_views, confidence_choices
 from decoding_lab.ui.lessons.lab import lab_views, outputs as lab_outputs
 from decoding_lab.ui.lessons.parts import LessonsParts
 from decoding_lab.ui.lessons.strings import tr
@@ -148,6 +149,7 @@ def experiment_views(ui: LessonsParts, les: Lesson, lang: str, screen: int, runs
         return {ui.exp: gr.update(visible=False), ui.exp_q: "", ui.guess: gr.update(visible=False, value=None),
                 ui.guess_number: gr.update(visible=False, value=None), ui.exp_out: "",
                 ui.exp_plot: gr.update(visible=False, value=None), ui.run: gr.update(value=tr(lang, "run")),
+                ui.confidence: gr.update(visible=False, value=None),
                 **lab_views(ui.lab, les, None, None, lang, teacher)}
     lg = lesson_lang(lang)
     run = (runs or {}).get(f"{les.number}/{exp.id}")
@@ -159,6 +161,9 @@ def experiment_views(ui: LessonsParts, les: Lesson, lang: str, screen: int, runs
         ui.guess: gr.update(visible=not number, choices=[] if number else guess_choices(exp, lg),
                             value=None if number else guess, label=tr(lang, "your_guess")),
         ui.guess_number: gr.update(visible=number, value=guess if number else None, label=tr(lang, "your_guess")),
+        # how sure: optional; a number counts as right within a quarter of the result (the label says so)
+        ui.confidence: gr.update(visible=True, value=run.get("confidence") if run else None,
+                                 label=tr(lang, "confidence_number" if number else "confidence")),
         ui.run: gr.update(value=tr(lang, "run_file" if exp.reads_file else "run")),
         ui.exp_out: result_markdown(exp, run, lang) if run else "",
         ui.exp_plot: gr.update(visible=bool(run), value=experiment_figure(exp, run, lang, lg, teacher) if run else None),
@@ -171,11 +176,12 @@ def outputs(ui: LessonsParts) -> list[Any]:
     """Every component ``views`` writes, in the order of the tab's events' outputs."""
     return [ui.picker, ui.progress, ui.glossary_box, ui.glossary, ui.side, ui.teacher, ui.text, ui.counter, ui.prev, ui.next, ui.look, ui.load,
             ui.loaded, ui.exp, ui.exp_q, ui.guess, ui.guess_number, ui.run, ui.exp_out, ui.exp_plot, ui.link,
+            ui.confidence, ui.calib_line, ui.calib_box, ui.calib_text, ui.calib_plot,
             *lab_outputs(ui.lab), *C.outputs(ui)]
 
 
 def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[str] | None,
-          learner: str | None = "", runs: dict | None = None, teacher: bool = False) -> dict:
+          learner: str | None = "", runs: dict | None = None, teacher: bool = False, calib: Any = None) -> dict:
     """Everything the tab shows for one lesson and screen, in one language (an unknown number shows
     the first lesson). In teacher mode the list, progress, pointers and set-up button hide; the
     checks show on the lesson's last screen in both modes."""
@@ -204,6 +210,8 @@ def views(ui: LessonsParts, lang: str, number: Any, screen: Any, passed: list[st
         # the checks come after the lesson's last screen has been read, not beside its first
         # (in teacher mode too, in large type: the class answers one aloud, the teacher clicks it)
         **C.check_views(ui, les, lang, passed, learner, visible=screen == last),
+        # the learner's calibration, when the caller has their records (a class's follower has not)
+        **(calibration_views(ui, les, lang, screen, calib, teacher) if calib is not None else {}),
     }
 
 
