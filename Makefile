@@ -45,7 +45,7 @@ run: setup models
 # `make test` runs all three at once (what CI runs). Every lane runs in JOBS processes
 # (pytest-xdist, one test file per group, so a file's module fixtures start once; each process
 # starts the shared app and Chromium at most once); JOBS=0 runs them in this one process.
-PYTEST := $(PY) -m pytest -q -ra
+PYTEST := $(PY) -m pytest -q -ra --durations=30
 JOBS ?= 2
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 
