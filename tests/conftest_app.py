@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,10 +40,55 @@ def running_app() -> Iterator[tuple[object, str]]:
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
     note_start("app (seven tabs)")
+    url = f"http://127.0.0.1:{port}/"
+    _APPS[url] = demo
     try:
-        yield demo, f"http://127.0.0.1:{port}/"
+        yield demo, url
     finally:
+        _APPS.pop(url, None)
         demo.close()
+
+
+#: The apps this process is serving, by base URL: ``settle`` reads their queues.
+_APPS: dict[str, Any] = {}
+
+
+def _queue_idle(demo: Any) -> bool:
+    """No event of ``demo`` waits in gradio's queue or runs in one of its workers."""
+    queue = getattr(demo, "_queue", None)
+    if queue is None:
+        return True
+    return len(queue) == 0 and all(job is None for job in queue.active_jobs)
+
+
+def settle(page: Any, quiet_s: float = 0.5, timeout_s: float = 120.0) -> Any:
+    """Wait until the page's own events are over: the app's queue is idle and the page has sent
+    no request to gradio for ``quiet_s`` seconds (``open_page`` starts counting).
+
+    A refusal (a ``gr.validate``) shows under its control only until the next status update of
+    any other event on the page: gradio redraws every tracked component's loading status from
+    its tracker, which keeps no validation message. A page still running its start-up events
+    (the link's restore, progress and class restores, the BrowserState mirrors) can therefore
+    wipe a refusal the test has just asked for, on a loaded machine; a visitor who waits a
+    moment after the page opens never meets it."""
+    demo = next((d for url, d in _APPS.items() if page.url.startswith(url)), None)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        last = getattr(page, "_dl_last_request", 0.0)
+        if time.monotonic() - last >= quiet_s and (demo is None or _queue_idle(demo)):
+            return page
+        page.wait_for_timeout(100)
+    raise TimeoutError(f"the page kept sending events for {timeout_s:.0f} s")
+
+
+def _count_requests(page: Any) -> None:
+    """Note on ``page`` when it last called gradio or heard back (the long-lived event stream aside)."""
+    def seen(request: Any) -> None:
+        if "/gradio_api/" in request.url and "/queue/data" not in request.url and "heartbeat" not in request.url:
+            page._dl_last_request = time.monotonic()
+    page._dl_last_request = time.monotonic()
+    page.on("request", seen)
+    page.on("requestfinished", seen)
 
 
 def explorer_args(**overrides: object) -> dict[str, object]:
@@ -90,11 +136,21 @@ def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120
     and wait for its first control)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.set_default_timeout(timeout_ms)
+    _count_requests(page)
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("#step-btn")
-    # the page has read its link and restored the lessons' progress (``page._wire_share_link``)
-    page.wait_for_function("window.dlLinkRead === true && (window.dlLessonsReady === true || "
-                           "!document.querySelector('#lesson-main'))")
+    # the page has read its link and restored the lessons' progress (``page._wire_share_link``);
+    # on the shared seven-tab app also its class restore has returned (a page in no class) or the
+    # page is back in its class. (A tab's content is drawn only once the tab is shown, so the
+    # flags say it, not the elements.)
+    if any(url.startswith(u) for u in _APPS):
+        page.wait_for_function("window.dlLinkRead === true && window.dlLessonsReady === true && "
+                               "(window.dlClassReady === true || [...document.querySelectorAll("
+                               "'#class-student, #class-join-info')].some(e => e.offsetParent !== null))")
+    else:
+        page.wait_for_function("window.dlLinkRead === true && (window.dlLessonsReady === true || "
+                               "!document.querySelector('#lesson-main'))")
+    settle(page)   # and the events those started are over
     if tab:
         page.click(f"#tab-{tab}-button")
     return page

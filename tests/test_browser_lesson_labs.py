@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, open_page, settle
 from decoding_lab import lesson_labs as L
 from decoding_lab import lesson_runs
 from decoding_lab.lessons import load_lessons
@@ -84,6 +84,7 @@ def test_the_passk_lab_follows_k_and_teacher_mode_projects_it(browser, app_url):
         _open(page, app_url, 9, exp.screen - 1, "en")
         page.click("#teacher-mode input")
         page.wait_for_function("getComputedStyle(document.querySelector('#lesson-text .prose')).fontSize === '28px'")
+        settle(page)     # teacher mode redraws the screen: its prediction box too
         _predict_and_run(page)
         import json
         from decoding_lab.experiments.sweep import ASSET_DIR

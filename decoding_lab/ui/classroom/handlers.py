@@ -387,6 +387,9 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
             restore_and_follow, [lang_state, tp.saved, sp.saved, sp.link_in, sp.nick],
             _unique([tp.room, sp.member, tp.info, tp.msg, *t_outs, sp.code, sp.join_box, sp.join_msg, *follow_outputs]),
             concurrency_limit=None, api_visibility="private", show_progress="hidden")
+        # a page in no class is done starting once this returns (browser tests wait for it; in a
+        # class the event goes on following it, and the class's own view says it is back)
+        follow_back.then(None, None, None, js="() => { window.dlClassReady = true; return []; }")
         restarted = [follow_back]
     else:
         restarted = []
