@@ -233,3 +233,16 @@ def test_a_decode_experiment_shows_the_texts_it_wrote_folded_and_escaped():
     assert block.startswith("<details>") and "&lt;b&gt;was&lt;/b&gt;<br>built" in block
     assert block.index("greedy") < block.index("one sample") and "Rome grew." in block
     assert texts_block(exp, {}, "zh", "zh") == ""
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda les: str(les.number))
+def test_a_screen_break_stands_on_its_own_line(lesson):
+    """Screens split on a line holding only '---': one glued to a sentence would merge two screens
+    and print the dashes; the same number of screens in both languages."""
+    from pathlib import Path
+    folder = Path(__file__).resolve().parents[1] / "lessons"
+    raw = next(folder.glob(f"{lesson.number:02d}_*.toml")).read_text(encoding="utf-8")
+    glued = [line for line in raw.splitlines() if "---" in line and line.strip() != "---"]
+    assert not glued, glued
+    assert len(lesson.screens("en")) == len(lesson.screens("zh"))
+    assert not any("---" in screen for lang in ("en", "zh") for screen in lesson.screens(lang))

@@ -37,6 +37,13 @@ ALLOWED: dict[tuple[int, str, str], str] = {
     (1, "three-scores", "单次采样大约每三次错一次"): "screen 3's Australia miss rate (Sydney's 0.31), not a vote",
     (8, "extract-protocols", "quote ' \"' (≈ 0.55)"): "screen 4's healed quote token's probability, not a protocol",
     (8, "extract-protocols", "引号 ' \"'（≈ 0.55）"): "screen 4's healed quote token's probability, not a protocol",
+    # a last screen's checks show with it, before its run
+    (1, "three-scores", "whose probability is 0.6"): "check 1's made-up token probability, not a score",
+    (1, "three-scores", "贪心选中的词元概率是 0.6"): "check 1's made-up token probability, not a score",
+    (8, "extract-protocols", "'Well,' (0.7)"): "check 3's made-up distribution, not a protocol",
+    (8, "extract-protocols", "“Well,”（0.7）"): "check 3's made-up distribution, not a protocol",
+    (8, "extract-protocols", "yes 0.5, no 0.5"): "a wrong choice of check 3's made-up distribution",
+    (8, "extract-protocols", "yes 0.5、no 0.5"): "a wrong choice of check 3's made-up distribution",
     (13, "greedy-loop", "T between 0.5 and 0.7"): "DeepSeek-R1's recommended temperatures, from its card",
     (13, "greedy-loop", "T 在 0.5 到 0.7 之间"): "DeepSeek-R1's recommended temperatures, from its card",
     (13, "best-of-proxy", "T between 0.5 and 0.7"): "DeepSeek-R1's recommended temperatures, from its card",
@@ -137,6 +144,9 @@ def seen_before(lesson, exp, lang: str) -> str:
     for screen in range(exp.screen):
         shown, _ = lesson.pointers(screen, ran)
         parts += [item[lang] for item in shown]
+    if exp.screen == len(screens):   # the checks come with the last screen, before its run
+        parts += [c.question[lang] for c in lesson.checks]
+        parts += [choice.text[lang] for c in lesson.checks for choice in c.choices]
     return "\n".join(parts)
 
 
