@@ -53,16 +53,20 @@ def running_app() -> Iterator[tuple[object, str]]:
 _APPS: dict[str, Any] = {}
 
 
-def _queue_idle(demo: Any) -> bool:
-    """No event of ``demo`` waits in gradio's queue or runs in one of its workers."""
+def _queue_idle(demo: Any, session: str | None) -> bool:
+    """No event of the page's ``session`` waits in ``demo``'s queue or runs in one of its workers
+    (a class's follow events aside: they run for as long as the page is in a class)."""
     queue = getattr(demo, "_queue", None)
-    if queue is None:
+    if queue is None or session is None:
         return True
-    return len(queue) == 0 and all(job is None for job in queue.active_jobs)
+    waiting = [e for q in queue.event_queue_per_concurrency_id.values() for e in q.queue]
+    running = [e for job in queue.active_jobs if job is not None for e in job]
+    return not any(e.session_hash == session and "follow" not in str(e.fn.name)
+                   for e in waiting + running)
 
 
 def settle(page: Any, quiet_s: float = 0.5, timeout_s: float = 120.0) -> Any:
-    """Wait until the page's own events are over: the app's queue is idle and the page has sent
+    """Wait until the page's own events are over: the app's queue holds none of its session's and it has sent
     no request to gradio for ``quiet_s`` seconds (``open_page`` starts counting).
 
     A refusal (a ``gr.validate``) shows under its control only until the next status update of
@@ -75,7 +79,8 @@ def settle(page: Any, quiet_s: float = 0.5, timeout_s: float = 120.0) -> Any:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         last = getattr(page, "_dl_last_request", 0.0)
-        if time.monotonic() - last >= quiet_s and (demo is None or _queue_idle(demo)):
+        session = getattr(page, "_dl_session", None)
+        if time.monotonic() - last >= quiet_s and (demo is None or _queue_idle(demo, session)):
             return page
         page.wait_for_timeout(100)
     raise TimeoutError(f"the page kept sending events for {timeout_s:.0f} s")
@@ -86,6 +91,10 @@ def _count_requests(page: Any) -> None:
     def seen(request: Any) -> None:
         if "/gradio_api/" in request.url and "/queue/data" not in request.url and "heartbeat" not in request.url:
             page._dl_last_request = time.monotonic()
+            if getattr(page, "_dl_session", None) is None and '"session_hash"' in (request.post_data or ""):
+                import json
+                with contextlib.suppress(ValueError, TypeError):
+                    page._dl_session = json.loads(request.post_data).get("session_hash")
     page._dl_last_request = time.monotonic()
     page.on("request", seen)
     page.on("requestfinished", seen)
