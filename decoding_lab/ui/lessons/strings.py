@@ -76,6 +76,7 @@ EN: dict[str, str] = {
     "calib_empty": "*No prediction with a confidence yet: pick one beside your next prediction, then run it.*",
     "calib_x": "the confidence you stated", "calib_y": "share that came out right", "calib_diag": "calibrated",
     "calib_you": "you ({n} predictions)",
+    "calib_you_one": "you (1 prediction)",
     "glossary": "Glossary (English ↔ 中文)",
 }
 
@@ -146,6 +147,7 @@ ZH: dict[str, str] = {
     "calib_empty": "*还没有带把握程度的预测：下次预测时在旁边选一个，再运行。*",
     "calib_x": "你说的把握程度", "calib_y": "说对的比例", "calib_diag": "校准良好",
     "calib_you": "你（{n} 个预测）",
+    "calib_you_one": "你（1 个预测）",
     "glossary": "术语表（English ↔ 中文）",
 }
 
