@@ -134,7 +134,13 @@ def test_play_and_stop(page, app_url):
         # One DOM click, as a person's click arrives: Playwright's own click waits for animation
         # frames, which a busy renderer (the text growing by a token every ~0.1 s on a loaded
         # machine) may not give it for a long time.
-        page.wait_for_selector("#stop-btn", state="visible", timeout=60_000)
+        # Asked with a plain evaluate, polled from here: Playwright's own visibility wait also waits
+        # for animation frames (it once timed out with the button "resolved to visible").
+        deadline = time.monotonic() + 60
+        while not page.evaluate("(b => !!b && b.offsetParent !== null && !b.disabled)"
+                                "(document.querySelector('#stop-btn'))"):
+            assert time.monotonic() < deadline, "Stop never showed while Play ran"
+            time.sleep(0.2)
         page.evaluate("document.querySelector('#stop-btn').click()")
     except Exception:
         with contextlib.suppress(Exception):   # a renderer this busy may not take a screenshot either
