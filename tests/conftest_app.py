@@ -6,6 +6,7 @@ PLATFORM.md describes, and closes it afterwards."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import time
@@ -66,8 +67,8 @@ def _queue_idle(demo: Any, session: str | None) -> bool:
 
 
 def settle(page: Any, quiet_s: float = 0.5, timeout_s: float = 120.0) -> Any:
-    """Wait until the page's own events are over: the app's queue holds none of its session's and it has sent
-    no request to gradio for ``quiet_s`` seconds (``open_page`` starts counting).
+    """Wait until the page's own events are over: the app's queue holds none of its session's, and
+    the page has sent no request to gradio for ``quiet_s`` seconds (``open_page`` starts counting).
 
     A refusal (a ``gr.validate``) shows under its control only until the next status update of
     any other event on the page: gradio redraws every tracked component's loading status from
@@ -92,7 +93,6 @@ def _count_requests(page: Any) -> None:
         if "/gradio_api/" in request.url and "/queue/data" not in request.url and "heartbeat" not in request.url:
             page._dl_last_request = time.monotonic()
             if getattr(page, "_dl_session", None) is None and '"session_hash"' in (request.post_data or ""):
-                import json
                 with contextlib.suppress(ValueError, TypeError):
                     page._dl_session = json.loads(request.post_data).get("session_hash")
     page._dl_last_request = time.monotonic()

@@ -31,8 +31,9 @@ def calibration_figure(records: list[dict[str, Any]], lang: str, teacher: bool) 
     fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name=tr(lang, "calib_diag"),
                                line={"color": "#9ca3af", "dash": "dash", "width": 2}))
     if pts:
+        you = tr(lang, "calib_you_one") if len(records) == 1 else tr(lang, "calib_you", n=len(records))
         fig.add_trace(go.Scatter(x=[c for c, _, _ in pts], y=[r for _, _, r in pts], mode="markers+text",
-                                 name=tr(lang, "calib_you_one") if len(records) == 1 else tr(lang, "calib_you", n=len(records)), text=[f"n={n}" for _, n, _ in pts],
+                                 name=you, text=[f"n={n}" for _, n, _ in pts],
                                  textposition="top center",
                                  marker={"color": GUESS, "size": [12 + 4 * min(n, 8) for _, n, _ in pts],
                                          "line": {"color": "white", "width": 1}}))
