@@ -22,6 +22,7 @@ import gradio as gr
 from decoding_lab.ui import beam, compare, determinism, explorer, grammar, lessons, multisample
 from decoding_lab.ui.common import tablink, urlstate
 from decoding_lab.ui.common.errors import warn
+from decoding_lab.ui.common.progress import narrow_progress
 from decoding_lab.ui.common.i18n import LANGS, norm_lang, t
 from decoding_lab.ui.common.sessions import SessionJobs
 from decoding_lab.ui.common.controls import group_keys
@@ -141,6 +142,7 @@ def build_demo(lang: str = "en") -> gr.Blocks:
         for name, tab in tabs.items():   # each tab's setup follows the visitor into the address bar
             if tab.link:
                 tablink.wire_writer(name, tab.link)
+        narrow_progress(demo)   # the wide events' loading status on one component (common.progress)
     demo.launch_kwargs = launch_kwargs()  # type: ignore[attr-defined]
     return demo
 
