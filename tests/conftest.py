@@ -125,3 +125,12 @@ def page(browser, app_url):
     pg = open_page(ctx.new_page(), app_url)
     yield pg
     ctx.close()
+
+
+@pytest.fixture
+def blank_page(browser, app_url):
+    """A fresh browser context and tab (1440 x 1000) not yet on the app: for a test that opens
+    its own address (``conftest_app.open_page``), so the page is loaded once, not twice."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    yield ctx.new_page()
+    ctx.close()

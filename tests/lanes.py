@@ -5,7 +5,7 @@ it needs. ``make test-fast``, ``make test-model`` and ``make test-app`` run one 
 The lane is read from what a test asks for, so a new test lands in the right one without a marker:
 
 * ``app``: starts or drives the app, through the app fixtures (``app_url``, ``client``,
-  ``browser``, ``page``, a module's own ``app``), ``@pytest.mark.browser`` or ``@pytest.mark.app``;
+  ``browser``, ``page``, ``blank_page``, a module's own ``app``), ``@pytest.mark.browser`` or ``@pytest.mark.app``;
 * ``model``: the bundled real models or a live engine, through ``@pytest.mark.real``, the model
   fixtures (``smollm``, ``gemma``), or a doctest whose example uses ``lm`` (the default model,
   see doctest_env.py);
@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 LANES = ("fast", "model", "app")
-APP_FIXTURES = frozenset({"app_url", "client", "browser", "page", "app"})
+APP_FIXTURES = frozenset({"app_url", "client", "browser", "page", "blank_page", "app"})
 MODEL_FIXTURES = frozenset({"smollm", "gemma", "vllm_servers"})
 #: Session fixtures so costly that every file using one goes to one xdist process (which starts it once).
 SHARED_GROUPS = {"vllm_servers": "vllm"}

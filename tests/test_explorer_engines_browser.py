@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS
 
 pytestmark = pytest.mark.browser
 
 
-def test_engine_defaults_fill_the_settings_and_the_note_names_the_versions(page, app_url):
-    open_page(page, app_url)
+def test_engine_defaults_fill_the_settings_and_the_note_names_the_versions(page):
     page.click("#engine-defaults input")
     page.get_by_role("option", name="llama-server: T 0.8, top-k 40, top-p 0.95, min-p 0.05").click()
     page.wait_for_function("document.querySelector('#order-preset input').value === 'llama.cpp'", timeout=60_000)
