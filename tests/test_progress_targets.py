@@ -1,6 +1,8 @@
-"""The page's wide events keep their loading status on one component (``ui.common.progress``):
-gradio's page rewrites the status of every component an event ever wrote on each status message
-of any event, so one wide event left at gradio's default slows every later one."""
+"""The page's wide and progress-hidden events keep their loading status on one hidden component
+that no event writes (``ui.common.progress``): gradio's page rewrites the status of every
+component an event ever wrote on each status message of any event, so one wide event left at
+gradio's default slows every later one, and a status written to a component another event is
+writing can put its old value back."""
 
 from __future__ import annotations
 
@@ -25,10 +27,14 @@ def test_no_event_of_the_page_tracks_a_wide_set_of_components():
     assert {"set_language", "restore_from_url", "lesson_load"} <= set(wide), wide
     assert max(len(_targets(f)) for f in fns) <= WIDE
     assert all(len(_targets(f)) <= 1 for f in fns if f.show_progress == "hidden")
-    # the language radio shows the switch's progress, the Load button a lesson's load
+    # every narrowed event tracks the one hidden sink, and no event writes it
     by_name = {str(f.api_name): f for f in fns}
-    assert [c.elem_id for c in by_name["set_language"].show_progress_on] == ["lang-radio"]
-    assert [c.elem_id for c in by_name["lesson_load"].show_progress_on] == ["lesson-load"]
+    sinks = {c.elem_id for f in fns if f.show_progress_on and len(f.show_progress_on) == 1 and
+             (len(f.outputs) > WIDE or f.show_progress == "hidden") for c in f.show_progress_on}
+    assert sinks == {"progress-sink"}, sinks
+    sink = by_name["set_language"].show_progress_on[0]
+    assert sink.visible is False and by_name["lesson_load"].show_progress_on == [sink]
+    assert not any(sink in f.outputs for f in fns)
     # what a fresh page tracks after its start-up events (the load events and what they chain)
     start = _chained_from_load(demo)
     tracked = {c._id for f in start for c in _targets(f) if f.fn is not None}
@@ -58,14 +64,24 @@ def test_each_kind_of_event_gets_the_target_it_should():
         narrow = btn.click(lambda: ["", ""], None, boxes[:2])
         named = btn.click(lambda: [""] * len(boxes), None, boxes, show_progress_on=boxes[5])
         demo.load(lambda: [""] * len(boxes), None, boxes)
-    assert narrow_progress(demo) == 4
+        sink = gr.Markdown(visible=False)
+    assert narrow_progress(demo, sink) == 4
     fns = list(demo.fns.values())
     wide_fn, chained_fn, hidden_fn, narrow_fn, named_fn, load_fn = fns
-    assert wide_fn.show_progress_on == [btn]               # what set it off
-    assert chained_fn.show_progress_on == [boxes[0]]       # chained: its first output
-    assert load_fn.show_progress_on == [boxes[0]]          # the page's load: its first output
-    assert hidden_fn.show_progress_on == [boxes[0]]        # shows nothing: one status kept
+    assert wide_fn.show_progress_on == [sink]              # a wide click
+    assert chained_fn.show_progress_on == [sink]           # a wide chained event
+    assert load_fn.show_progress_on == [sink]              # the page's load
+    assert hidden_fn.show_progress_on == [sink]            # shows nothing: one status kept
     assert narrow_fn.show_progress_on is None              # a narrow event keeps gradio's default
     assert named_fn.show_progress_on == [boxes[5]]         # one named by its wiring is kept
     assert all(x is not None for x in (wide, chained, hidden, narrow, named))
-    assert narrow_progress(demo) == 0                      # a second call changes nothing
+    assert narrow_progress(demo, sink) == 0                # a second call changes nothing
+
+
+def test_a_sink_an_event_writes_is_refused():
+    with gr.Blocks() as demo:
+        btn = gr.Button("go")
+        box = gr.Textbox()
+        btn.click(lambda: "", None, box)
+    with pytest.raises(ValueError, match="no event writes"):
+        narrow_progress(demo, box)

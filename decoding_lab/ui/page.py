@@ -142,7 +142,8 @@ def build_demo(lang: str = "en") -> gr.Blocks:
         for name, tab in tabs.items():   # each tab's setup follows the visitor into the address bar
             if tab.link:
                 tablink.wire_writer(name, tab.link)
-        narrow_progress(demo)   # the wide events' loading status on one component (common.progress)
+        # the wide and progress-hidden events keep their loading status on one hidden component (common.progress)
+        narrow_progress(demo, gr.Markdown(visible=False, elem_id="progress-sink"))
     demo.launch_kwargs = launch_kwargs()  # type: ignore[attr-defined]
     return demo
 
@@ -168,7 +169,9 @@ def _wire_language(tabs: dict[str, TabUI], L: Labels, lang_state: Any, lang_radi
     ev = lang_radio.change(on_language, [lang_radio, *inputs], outputs, api_name="set_language")
     for tab in tabs.values():
         if tab.relabel is not None and tab.relabel_private:
-            ev.then(tab.relabel, [lang_state, *tab.states], tab.views, api_visibility="private")
+            redrawn = ev.then(tab.relabel, [lang_state, *tab.states], tab.views, api_visibility="private")
+            if tab.relabelled is not None:
+                tab.relabelled(redrawn)
 
 
 def _wire_lesson_loading(tabs: dict[str, TabUI], lang_state: Any, tabs_comp: Any, jobs: SessionJobs,
