@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import _APPS, SHOTS, open_page, queue_report
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
@@ -37,8 +37,24 @@ def text(page, sel: str) -> str:
 
 
 def wait_text(page, sel: str, needle: str, timeout_ms: int = 60_000) -> None:
-    page.wait_for_function("([s, n]) => { const e = document.querySelector(s); return !!e && e.innerText.includes(n); }",
-                           arg=[sel, needle], timeout=timeout_ms)
+    try:
+        page.wait_for_function("([s, n]) => { const e = document.querySelector(s); return !!e && e.innerText.includes(n); }",
+                               arg=[sel, needle], timeout=timeout_ms)
+    except Exception as exc:   # what the page shows instead, and what the app's queue holds
+        if type(exc).__name__ != "TimeoutError":
+            raise
+        shown = {s: text(page, s)[:160] for s in (sel, "#class-status", "#class-student-head", "#teacher-counter")}
+        demo = next((d for u, d in _APPS.items() if page.url.startswith(u)), None)
+        raise AssertionError(f"{needle!r} never showed in {sel}; the page shows {shown}; rooms {_rooms()}; "
+                             f"{queue_report(demo) if demo is not None else ''}") from exc
+
+
+def _rooms() -> dict:
+    """Every open room of this process's apps: its lesson, screen (from 0), asked question and version."""
+    import gc
+    from decoding_lab.classroom import RoomHall
+    return {code: (r.lesson, r.screen, r.asked, r.version) for hall in gc.get_objects()
+            if isinstance(hall, RoomHall) for code, r in list(hall._rooms.items())}
 
 
 def answer(page, label: str, confidence: int | None = None) -> None:
@@ -177,3 +193,30 @@ def test_a_wrong_code_gets_one_line_and_the_page_keeps_working(page):
     wait_text(page, "#class-join-msg", "not a class code")
     page.click("#lesson-picker label:has-text('2.')")    # the lesson goes on working
     wait_text(page, "#lesson-text", LESSONS[2].title["en"])
+
+
+def test_a_student_who_switches_language_in_class_follows_in_it(browser, app_url):
+    """The follower is one long event that read the page's language when it started: a switch
+    afterwards redraws the room's question and the teacher's screen in the new language, and so
+    does the teacher's next push."""
+    les = LESSONS[LESSON]
+    exp = les.experiment_on(SCREEN)
+    contexts = [browser.new_context(viewport={"width": 1366, "height": 900}) for _ in range(2)]
+    try:
+        teacher = open_page(contexts[0].new_page(), f"{app_url}?tab=lessons&lesson={LESSON}&screen={SCREEN}&teacher=1")
+        teacher.click("#class-open")
+        teacher.wait_for_selector("#class-code-shown")
+        code = text(teacher, "#class-code-shown").strip()
+        student = open_page(contexts[1].new_page(), f"{app_url}?room={code.lower()}")
+        wait_text(student, "#class-question", exp.predict.question["en"][:12])
+        student.click("#lang-radio input[value='zh']")
+        wait_text(student, "#class-question", exp.predict.question["zh"][:12])
+        wait_text(student, "#lesson-text", les.title["zh"])          # the teacher's lesson, not this tab's own
+        wait_text(student, "#teacher-counter", "第 3 / 4 屏")
+        teacher.click("#teacher-next")
+        wait_text(student, "#class-question", les.checks[0].question["zh"][:12])
+        wait_text(student, "#teacher-counter", WORDS["zh"]["last"])
+        teacher.click("#class-close")
+    finally:
+        for ctx in contexts:
+            ctx.close()

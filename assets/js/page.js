@@ -123,9 +123,13 @@ document.addEventListener('blur', function (e) {
 window.dlOnTab = function (name) {
   window.dlSetPage({tab: name});
   if (name === 'lessons') {
+    // The box is empty until the lesson's restore has drawn it (a link that opens the Lessons tab
+    // shows the tab first): the address bar keeps the link's lesson and screen until then.
     const b = document.querySelector('#lesson-link textarea, #lesson-link input');
-    const p = new URLSearchParams(b ? b.value : '');
-    window.dlSetPage({lesson: p.get('lesson'), screen: p.get('screen')});
+    if (b && b.value) {
+      const p = new URLSearchParams(b.value);
+      window.dlSetPage({lesson: p.get('lesson'), screen: p.get('screen')});
+    }
   }
   setTimeout(function () { window.dispatchEvent(new Event('resize')); }, 80);
 };

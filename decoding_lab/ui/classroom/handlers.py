@@ -30,6 +30,7 @@ from decoding_lab.classroom import RoomError, RoomHall, parse_code, questions_on
 from decoding_lab.classroom.questions import right_after_run
 from decoding_lab.errors import UserError
 from decoding_lab.ui.classroom import views as CV
+from decoding_lab.ui.classroom.languages import SessionLanguages
 from decoding_lab.ui.classroom.parts import ClassParts, StudentPanel, TeacherPanel
 from decoding_lab.ui.classroom.strings import tr
 from decoding_lab.ui.common.errors import localised, plain
@@ -48,6 +49,19 @@ BASE_JS = "(...args) => { args[1] = window.location.origin + window.location.pat
 def refusal(e: BaseException, lang: str) -> str:
     """A room's refusal as one escaped line, in the visitor's language."""
     return f"⚠ {plain(localised(e, lang))}"
+
+
+def _session(request: Any) -> str | None:
+    """The gradio session of a request (None for a call that has none)."""
+    return getattr(request, "session_hash", None) or None
+
+
+def note_language(langs: SessionLanguages):
+    """The handler that notes a page's language in ``langs`` (chained after the language switch's
+    redraw of the lesson, so a follower's redraw in the new language comes after it)."""
+    def note(lang: str, request: gr.Request) -> None:
+        langs.set(_session(request), str(lang))
+    return note
 
 
 def _unique(components: list[Any]) -> list[Any]:
@@ -84,13 +98,17 @@ def student_outputs(sp: StudentPanel) -> list[Any]:
 
 
 def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | None,
-         lesson_events: dict[str, Any]) -> dict[str, Any]:
-    """Every event of the class room; ``lesson_events``: the Lessons tab's own (paging pushes)."""
+         lesson_events: dict[str, Any], langs: SessionLanguages | None = None) -> dict[str, Any]:
+    """Every event of the class room; ``lesson_events``: the Lessons tab's own (paging pushes);
+    ``langs``: the language each page shows now (``note_language`` writes it, after the page's
+    language switch has redrawn the lesson)."""
     hall: RoomHall = cp.hall
     tp, sp = cp.teacher, cp.student
     lessons = ui.lessons
     t_outs = [*teacher_outputs(tp), ui.exp]
     events: dict[str, Any] = {}
+    # the language each page shows now: a follower started before a switch draws in the new one
+    langs = langs if langs is not None else SessionLanguages()
 
     def room_view(code: str) -> Any:
         try:
@@ -132,8 +150,11 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
     open_ev = tp.open.click(on_open, [lang_state, tp.base, ui.current, ui.screen, tp.room],
                             [tp.room, tp.info, tp.msg, *t_outs], js=BASE_JS, api_name="class_open")
 
-    async def teacher_follow(lang: str, room: Any):
-        """The projector's live view: redrawn whenever an answer, a join or a click changed the room."""
+    async def teacher_follow(lang: str, room: Any, request: gr.Request):
+        """The projector's live view: redrawn whenever an answer, a join or a click changed the room,
+        or the page's language."""
+        session = _session(request)
+        lang = langs.get(session, lang)
         room = kept(room, TEACHER_KEYS)
         code = room.get("code")
         if not code:
@@ -148,8 +169,8 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
                 if now is None:
                     yield {tp.room: {}, tp.msg: tr(lang, "closed"), **CV.teacher_views(tp, None, lang, lessons)}
                     return
-                if now != seen:
-                    seen = now
+                if now != seen or langs.get(session, lang) != lang:
+                    seen, lang = now, langs.get(session, lang)
                     yield teacher_draw(lang, room)
                 await asyncio.sleep(POLL_S)
         finally:
@@ -258,7 +279,7 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
             return {sp.join_msg: refusal(e, lang), sp.member: member}
         return {sp.member: {"code": parse_code(typed), "id": sid}, sp.join_msg: "", sp.join_box: gr.update(open=False)}
 
-    async def student_follow(lang: str, member: Any):
+    async def student_follow(lang: str, member: Any, request: gr.Request):
         """This tab's view of the room: the teacher's screen and question as they change, the
         reveal beside this student's answer, and an end line when the room goes. Its inputs are
         this tab's session state only (an API caller follows the same way a browser does); the
@@ -269,17 +290,20 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
             return
         live = hall.follow_start()
         try:
-            async for out in _student_updates(lang, code, sid, live):
+            async for out in _student_updates(lang, code, sid, live, _session(request)):
                 yield out
         finally:
             if live:
                 hall.follow_end()
 
-    async def _student_updates(lang: str, code: str, sid: str, live: bool):
+    async def _student_updates(lang: str, code: str, sid: str, live: bool, session: str | None):
         """The updates of one student's view; with ``live`` False (the server's live views are all
-        taken) only the room as it is now, once, and a line that says to press "Update"."""
+        taken) only the room as it is now, once, and a line that says to press "Update". A change
+        of the page's language (``session``'s, in ``langs``) draws it all again."""
         seen, shown = None, None
         while True:
+            if langs.get(session, lang) != lang:
+                lang, seen, shown = langs.get(session, lang), None, None
             now = hall.versions(code)
             if now is None:
                 yield {sp.member: {}, sp.seen: "", **CV.student_views(sp, None, "", lang, lessons, "")}
@@ -376,10 +400,10 @@ def wire(ui: LessonsParts, cp: ClassParts, lang_state: Any, jobs: SessionJobs | 
         yield out
         room, member = out.get(tp.room) or {}, out.get(sp.member) or {}
         if room:
-            async for update in teacher_follow(lang, room):
+            async for update in teacher_follow(lang, room, request):
                 yield update
         elif member:
-            async for update in student_follow(lang, member):
+            async for update in student_follow(lang, member, request):
                 yield update
 
     if "restore" in lesson_events:

@@ -71,6 +71,8 @@ class TabUI:
     link_restore: Callable[[dict[str, Any], str], dict] | None = None
     link_restore_outputs: list[Any] = field(default_factory=list)
     relabel_private: bool = False   # relabel reads a BrowserState: wire it as a private follow-up event
+    # called with the event that redrew this tab after a language switch, for what must come after it
+    relabelled: Callable[[Any], Any] | None = None
 
 
 def named(fn: Callable[[dict[str, Any]], Any], names: Sequence[str]) -> Callable:

@@ -195,7 +195,9 @@ def wire(ui: LessonsParts, lang_state: Any, page: Any = None, jobs: SessionJobs 
                                      api_name="lesson_open")
 
     inputs, names = inputs_of(common)
-    events["teacher"] = ui.teacher.change(named(kept_shape(show), names), inputs, outs, api_visibility="private")
+    # a visitor's click only: teacher mode set by a link as the page opens is drawn by the link's
+    # restore, and a redraw started beside it could read the lesson from before it and land after it
+    events["teacher"] = ui.teacher.input(named(kept_shape(show), names), inputs, outs, api_visibility="private")
 
     def move(delta: int):
         @guarded
