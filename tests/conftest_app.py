@@ -66,6 +66,17 @@ def _queue_idle(demo: Any, session: str | None) -> bool:
                    for e in waiting + running)
 
 
+def queue_report(demo: Any) -> str:
+    """What ``demo``'s queue holds now (events waiting by concurrency group, events running), by
+    function name: for a test's failure message."""
+    queue = getattr(demo, "_queue", None)
+    if queue is None:
+        return "no queue"
+    waiting = {cid: [e.fn.name for e in q.queue] for cid, q in queue.event_queue_per_concurrency_id.items() if q.queue}
+    running = [e.fn.name for job in queue.active_jobs if job is not None for e in job]
+    return f"waiting {waiting or 'none'}; running {running or 'none'}"
+
+
 def settle(page: Any, quiet_s: float = 0.5, timeout_s: float = 120.0) -> Any:
     """Wait until the page's own events are over: the app's queue holds none of its session's, and
     the page has sent no request to gradio for ``quiet_s`` seconds (``open_page`` starts counting).
@@ -84,7 +95,8 @@ def settle(page: Any, quiet_s: float = 0.5, timeout_s: float = 120.0) -> Any:
         if time.monotonic() - last >= quiet_s and (demo is None or _queue_idle(demo, session)):
             return page
         page.wait_for_timeout(100)
-    raise TimeoutError(f"the page kept sending events for {timeout_s:.0f} s")
+    raise TimeoutError(f"the page kept sending events for {timeout_s:.0f} s; "
+                       f"{queue_report(demo) if demo is not None else 'no app of this run'}")
 
 
 def _count_requests(page: Any) -> None:
@@ -147,18 +159,28 @@ def open_page(page: Any, url: str, tab: str | None = None, timeout_ms: int = 120
     page.set_default_timeout(timeout_ms)
     _count_requests(page)
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector("#step-btn")
+    # the Explorer is drawn (attached: a link that names another tab may have hidden it already)
+    page.wait_for_selector("#step-btn", state="attached")
     # the page has read its link and restored the lessons' progress (``page._wire_share_link``);
     # on the shared seven-tab app also its class restore has returned (a page in no class) or the
     # page is back in its class. (A tab's content is drawn only once the tab is shown, so the
     # flags say it, not the elements.)
     if any(url.startswith(u) for u in _APPS):
-        page.wait_for_function("window.dlLinkRead === true && window.dlLessonsReady === true && "
-                               "(window.dlClassReady === true || [...document.querySelectorAll("
-                               "'#class-student, #class-join-info')].some(e => e.offsetParent !== null))")
+        ready = ("window.dlLinkRead === true && window.dlLessonsReady === true && "
+                 "(window.dlClassReady === true || [...document.querySelectorAll("
+                 "'#class-student, #class-join-info')].some(e => e.offsetParent !== null))")
     else:
-        page.wait_for_function("window.dlLinkRead === true && (window.dlLessonsReady === true || "
-                               "!document.querySelector('#lesson-main'))")
+        ready = ("window.dlLinkRead === true && (window.dlLessonsReady === true || "
+                 "!document.querySelector('#lesson-main'))")
+    try:
+        page.wait_for_function(ready)
+    except Exception as exc:   # say which start-up event never ended, and what the app's queue held
+        if type(exc).__name__ != "TimeoutError":
+            raise
+        flags = page.evaluate("({link: window.dlLinkRead, lessons: window.dlLessonsReady, cls: window.dlClassReady})")
+        demo = next((d for u, d in _APPS.items() if url.startswith(u)), None)
+        raise AssertionError(f"the page did not finish starting: flags {flags}; "
+                             f"{queue_report(demo) if demo is not None else 'no app of this run'}") from exc
     settle(page)   # and the events those started are over
     if tab:
         page.click(f"#tab-{tab}-button")
@@ -225,8 +247,10 @@ def _serve(cmd: list[str], port: int, ready_path: str, what: str, env: dict[str,
             yield url
         finally:
             try:
+                # a server still finishing a request the test left may take long to stop on its own:
+                # it is a test's loopback server, so it gets a few seconds and then is killed
                 os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=30)
+                proc.wait(timeout=8)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=15)
