@@ -6,12 +6,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # Re-install when a requirements file changes.
-STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh 2>/dev/null | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh scripts/build_llama_cpp.sh 2>/dev/null | cksum | cut -d' ' -f1)
 PORT ?= 7860
 
 .PHONY: run test test-fast test-model test-app setup models browser llama-server vllm bench load clean
 
-$(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
+$(STAMP): requirements.txt requirements-dev.txt scripts/install.sh scripts/build_llama_cpp.sh
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
 	touch $@
 

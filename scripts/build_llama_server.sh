@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # llama.cpp's own HTTP server, `llama-server`, for the remote-engine tests.
 #
-# It is built from the llama.cpp source that llama-cpp-python vendors (its source package),
-# so the server and the in-process llama.cpp backend are one llama.cpp commit: the tests can
-# then ask for exact agreement. Only the `llama-server` target is built (ggml, llama, the
-# common library, the server; no web UI, no HTTPS, no other tools), statically linked.
-#
-# The binary goes to $VENV/bin/llama-server. A copy is kept in ~/.cache/decoding_lab, keyed
-# by the llama-cpp-python version and this CPU's feature flags (the build is tuned to the
-# CPU it runs on), so a second checkout on the same machine copies it instead of compiling.
+# It comes from the llama.cpp source that llama-cpp-python vendors (its source package), so the
+# server and the in-process llama.cpp backend are one llama.cpp commit: the tests can then ask for
+# exact agreement. Normally build_llama_cpp.sh (run by install.sh) has already compiled it in the
+# wheel's own build tree, and it is copied here from ~/.cache with the shared libraries it loads
+# (into $VENV/libexec/llama-server, linked from $VENV/bin/llama-server). Where that did not work,
+# only the `llama-server` target is compiled on its own here (ggml, llama, the common library, the
+# server; no web UI, no HTTPS, no other tools), statically linked: 7-9 min on 2 cores. That copy
+# is kept in ~/.cache/decoding_lab too, keyed by the llama-cpp-python version and this CPU's
+# feature flags (the build is tuned to the CPU it runs on).
 #
 # Usage: build_llama_server.sh [venv]
 set -euo pipefail
@@ -24,7 +25,19 @@ works() { [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
 if works "$OUT" && [ -f "$VENV/.llama-server-$VERSION" ]; then
   exit 0
 fi
+SHARED="$(bash "$(dirname "$0")/llama_cpp_cache.sh" "$VERSION")/server"
+if works "$SHARED/llama-server"; then
+  rm -rf "$VENV/libexec/llama-server" "$OUT"
+  mkdir -p "$VENV/libexec"
+  cp -r "$SHARED" "$VENV/libexec/llama-server"
+  ln -s ../libexec/llama-server/llama-server "$OUT"
+  works "$OUT" || { echo "llama-server copied from $SHARED does not run"; exit 1; }
+  touch "$VENV/.llama-server-$VERSION"
+  echo "llama-server $VERSION: copied from $SHARED (built with the llama-cpp-python wheel)"
+  exit 0
+fi
 if works "$CACHE"; then
+  rm -f "$OUT"
   install -m 755 "$CACHE" "$OUT"
   touch "$VENV/.llama-server-$VERSION"
   echo "llama-server $VERSION: copied from $CACHE"
@@ -51,6 +64,7 @@ cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.lo
 works "$WORK/build/bin/llama-server" || { echo "the built llama-server does not run"; exit 1; }
 mkdir -p "$(dirname "$CACHE")"
 install -m 755 "$WORK/build/bin/llama-server" "$CACHE"
+rm -f "$OUT"
 install -m 755 "$WORK/build/bin/llama-server" "$OUT"
 touch "$VENV/.llama-server-$VERSION"
 echo "llama-server $VERSION: built in $(( $(date +%s) - start )) s"

