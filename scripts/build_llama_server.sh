@@ -8,8 +8,8 @@
 # (into $VENV/libexec/llama-server, linked from $VENV/bin/llama-server). Where that did not work,
 # only the `llama-server` target is compiled on its own here (ggml, llama, the common library, the
 # server; no web UI, no HTTPS, no other tools), statically linked: 7-9 min on 2 cores. That copy
-# is kept in ~/.cache/decoding_lab too, keyed by the llama-cpp-python version and this CPU's
-# feature flags (the build is tuned to the CPU it runs on).
+# is kept in the same ~/.cache folder (llama_cpp_cache.sh: keyed by the llama-cpp-python version and
+# this CPU's feature flags, as the build is tuned to the CPU it runs on).
 #
 # Usage: build_llama_server.sh [venv]
 set -euo pipefail
@@ -17,15 +17,16 @@ VENV="${1:-.venv}"
 PY="$VENV/bin/python"
 OUT="$VENV/bin/llama-server"
 VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
-CPU="$( (grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null || uname -m) | cksum | cut -d' ' -f1)"
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/decoding_lab/llama-server-$VERSION-$CPU"
+# the folder build_llama_cpp.sh fills (keyed by version and CPU); a server compiled alone is kept there too
+LLAMA_CPP="$(bash "$(dirname "$0")/llama_cpp_cache.sh" "$VERSION")"
+SHARED="$LLAMA_CPP/server"
+CACHE="$LLAMA_CPP/static/llama-server"
 
 works() { [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
 
 if works "$OUT" && [ -f "$VENV/.llama-server-$VERSION" ]; then
   exit 0
 fi
-SHARED="$(bash "$(dirname "$0")/llama_cpp_cache.sh" "$VERSION")/server"
 if works "$SHARED/llama-server"; then
   rm -rf "$VENV/libexec/llama-server" "$OUT"
   mkdir -p "$VENV/libexec"
