@@ -30,7 +30,7 @@ def open_app(page, url: str) -> None:
     if page.url.rstrip("/") != url.rstrip("/"):   # the shared page fixture has usually opened it already
         page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("#step-btn")
-    page.wait_for_function(f"{CHART} !== null")
+    page.wait_for_selector("#dist-chart")   # the chart's frame; plotly draws into it with the first step
 
 
 def click_step(page) -> float:

@@ -21,7 +21,7 @@ CUT_QUERY = "?prompt=Tell+me+a+story.&T=1&top_k=10&top_p=0.7&seed=1"
 def step(page) -> None:
     n = page.evaluate(N_TOKENS)
     page.click("#step-btn")
-    page.wait_for_function(f"{N_TOKENS} > {n} && {CHART}.layout.title.text.match(/Step {n}:|第 {n} 步/)")
+    page.wait_for_function(f"{N_TOKENS} > {n} && {CHART} && {CHART}.layout.title.text.match(/Step {n}:|第 {n} 步/)")
 
 
 #: The colour a person sees in a shape: its fill, or a hatch pattern's background colour.
@@ -109,7 +109,7 @@ def test_chart_colours_each_fate_names_the_stage_and_has_a_log_view(browser, app
 
     # log view: the smallest cut bars become visible, one tick per decade
     page.click("#log-view input")
-    page.wait_for_function(f"{CHART}.layout.yaxis.type === 'log'")
+    page.wait_for_function(f"{CHART} && {CHART}.layout.yaxis.type === 'log'")
     ticks = page.evaluate("Array.from(document.querySelectorAll('#dist-chart .ytick text')).map(e => e.textContent)")
     assert ticks and set(ticks) <= {"1", "0.1", "0.01", "10⁻³", "10⁻⁴", "10⁻⁵", "10⁻⁶"}, ticks
     smallest = min((r for r in cut.values()), key=lambda r: r.p_cut)
@@ -129,7 +129,7 @@ def test_greedy_is_named_argmax_in_both_languages(page):
     assert "chosen = argmax (greedy)" in texts and "p final (greedy takes the highest)" in texts
     assert not any("sampled" in x or "random" in x for x in texts), texts
     page.get_by_text("简体中文").click()
-    page.wait_for_function(f"{CHART}.layout.title.text.includes('第 0 步')")
+    page.wait_for_function(f"{CHART} && {CHART}.layout.title.text.includes('第 0 步')")
     texts = [e["text"] for e in legend(page)]
     assert "被选中 = 最大值（贪心）" in texts and "原始概率（T = 1）" in texts, texts
     chosen = next(b for b in bars(page) if b["name"] == "被选中 = 最大值（贪心）")

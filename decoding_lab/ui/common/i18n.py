@@ -37,7 +37,7 @@ EN: dict[str, str] = {
     "share": "Share link (query string, also written to the address bar)",
     "copy_link": "Copy link",
     # views
-    "dist_title": "Step {step}: next-token distribution (top {n})", "dist_empty": "Press Step to see the distribution",
+    "dist_title": "Step {step}: next-token distribution (top {n})",
     "raw_p": "p raw (T = 1)", "final_p": "p final (sampled from)", "token_axis": "token (rank)", "prob_axis": "probability",
     "chosen": "chosen", "cut_by": "cut by {stage}",
     "funnel_title": "Stage funnel at step {step}", "kept_axis": "tokens kept (log)", "removed_axis": "mass removed",
@@ -108,7 +108,7 @@ ZH: dict[str, str] = {
     "export_box": "导出与分享", "export": "导出本次运行", "export_files": "下载",
     "share": "分享链接（查询字符串，同时写入地址栏）",
     "copy_link": "复制链接",
-    "dist_title": "第 {step} 步：下一个词元的分布（前 {n} 个）", "dist_empty": "点击“单步”查看分布",
+    "dist_title": "第 {step} 步：下一个词元的分布（前 {n} 个）",
     "raw_p": "原始概率（T = 1）", "final_p": "最终概率（从中采样）", "token_axis": "词元（排名）", "prob_axis": "概率",
     "chosen": "被选中", "cut_by": "被 {stage} 截断",
     "funnel_title": "第 {step} 步的阶段漏斗", "kept_axis": "保留的词元数（对数）", "removed_axis": "被移除的概率质量",

@@ -86,7 +86,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def empty_figure(lang: str, key: str = "dist_empty", height: int = 300) -> go.Figure:
+def empty_figure(lang: str, key: str, height: int = 300) -> go.Figure:
     fig = go.Figure()
     fig.add_annotation(text=t(lang, key), showarrow=False, font=dict(size=14, color="#6b7280"),
                        xref="paper", yref="paper", x=0.5, y=0.5)

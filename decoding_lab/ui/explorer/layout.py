@@ -11,7 +11,6 @@ import gradio as gr
 
 from decoding_lab.params import PARAMS
 from decoding_lab.settings import PRESET_ORDERS
-from decoding_lab.ui.common import plots
 from decoding_lab.ui.common.controls import (CheckedDropdown, CheckedNumber, CheckedRadio,  # noqa: F401
                                              CheckedSlider, any_hub_id_allowed, chat_choices, group_keys, model_names, param_control)
 from decoding_lab.ui.common.i18n import t
@@ -109,7 +108,10 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
             # Clicking an alternative in a token's popover writes "step:token_id" here and presses the button.
             alt_pick = gr.Textbox("", visible="hidden", elem_id="alt-pick-box")
             alt_force = gr.Button("force-at", visible="hidden", elem_id="alt-pick-btn")
-            dist = gr.Plot(plots.empty_figure(lang), elem_id="dist-chart", show_label=False)
+            # The Explorer's three charts start empty (no figure): plotly's script then loads with the
+            # first step, not with the page (about 1.4 s less of the browser's CPU on every start,
+            # scripts/page_start_profile.py); the line above the buttons says to press Step.
+            dist = gr.Plot(None, elem_id="dist-chart", show_label=False)
             log_y = L(gr.Checkbox(False, label=tr(lang, "log_view"), elem_id="log-view"), "explorer.log_view")
             with gr.Row():
                 candidates = L(gr.Dropdown([], value=None, label=t(lang, "candidates"), elem_id="candidates",
@@ -123,8 +125,8 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
             click_token = gr.Textbox("", visible="hidden", elem_id="force-token-box")
             click_force = gr.Button("force-click", visible="hidden", elem_id="force-token-btn")
             with gr.Row():
-                funnel = gr.Plot(plots.empty_figure(lang, height=220), elem_id="funnel-chart", show_label=False)
-                entropy = gr.Plot(plots.empty_figure(lang, height=220), elem_id="entropy-chart", show_label=False)
+                funnel = gr.Plot(None, elem_id="funnel-chart", show_label=False)
+                entropy = gr.Plot(None, elem_id="entropy-chart", show_label=False)
             # the step on screen redone under each engine's order, side by side (orders.py)
             orders_btn = L(gr.Button(tr(lang, "orders_btn"), size="sm", elem_id="orders-btn"), "explorer.orders_btn",
                            "value")

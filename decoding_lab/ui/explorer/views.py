@@ -41,8 +41,8 @@ def render(parts: ExplorerParts, lang: str, session: Any) -> dict:
     headers, rows = step_table(st, lang)
     return {
         parts.dist: dist_view(session, lang),
-        parts.funnel: funnel_view(tr, st.lm.vocab_size, lang) if tr else plots.empty_figure(lang, height=220),
-        parts.entropy: plots.entropy_chart(tr.entropy_curve, tr, lang) if tr else plots.empty_figure(lang, height=220),
+        parts.funnel: funnel_view(tr, st.lm.vocab_size, lang) if tr else None,
+        parts.entropy: plots.entropy_chart(tr.entropy_curve, tr, lang) if tr else None,
         parts.numbers: numbers_md(tr, lang),
         parts.gen: generated_html(st, lang, session),
         parts.table: pd.DataFrame(rows, columns=headers),
@@ -102,10 +102,11 @@ def session_changed_settings(session: Any) -> int | None:
 
 
 def dist_view(session: Any, lang: str) -> Any:
-    """The distribution chart of the shown step, on the scale the visitor chose (``log_y``)."""
+    """The distribution chart of the shown step, on the scale the visitor chose (``log_y``); None
+    (an empty chart, as the page starts) before the first step."""
     st = session.stepper if session is not None else None
     if st is None or not st.traces:
-        return plots.empty_figure(lang)
+        return None
     return dist_chart(st.traces[-1], lang, log_y=session.log_y)
 
 
