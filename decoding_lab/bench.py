@@ -369,7 +369,9 @@ def tilt_cost(lm: LanguageModel, tokens: int = 12, configs: tuple[tuple[int, int
         n = max(1, len(traces))
         stage = sum(r.seconds for t in traces for r in t.stages if r.name == "verifier-tilt")
         return {"s": (time.perf_counter() - t0) / n, "stage": stage / n, "tokens": len(traces),
-                "rollouts": len(pot.cache) / n if pot else 0.0, "computed": pot.computed / n if pot else 0.0}
+                "rollouts": len(pot.cache) / n if pot else 0.0, "computed": pot.computed / n if pot else 0.0,
+                # the chain's own forward (one a token) and the tilt's: a count, the same on every machine
+                "calls": 1.0 + (pot.forwards / n if pot else 0.0)}
 
     run()                                                      # warm up
     rows = []
@@ -385,6 +387,7 @@ def tilt_cost(lm: LanguageModel, tokens: int = 12, configs: tuple[tuple[int, int
                      "stage_ms_per_token": 1e3 * statistics.median(r["stage"] for r in tilted),
                      "rollouts_per_token": statistics.median(r["rollouts"] for r in tilted),
                      "rollouts_run_per_token": statistics.median(r["computed"] for r in tilted),   # the rest reused
+                     "model_calls_per_token": statistics.median(r["calls"] for r in tilted),   # plain: 1
                      "target": 4.0,
                      "tokens": [r["tokens"] for r in tilted]})
     return rows

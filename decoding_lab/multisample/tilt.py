@@ -170,6 +170,7 @@ class RolloutPotential:
         self.rollouts: dict[tuple, str] = {}
         self.paths: list[tuple[int, ...]] = []          # every rollout run: prefix + candidate + its tokens
         self.computed = 0                               # rollouts run (the rest came from ``paths``)
+        self.forwards = 0                               # calls of the model (a batch of rows is one call)
         self._prefix: list[int] = []                    # the text the prefix cache holds
         self._prefix_cache: Any = None
 
@@ -211,6 +212,7 @@ class RolloutPotential:
             self._prefix = []
         if len(ids) > len(self._prefix):
             forward_more(self.lm, self._prefix_cache, ids[len(self._prefix):])
+            self.forwards += 1
             self._prefix = list(ids)
         return self._prefix_cache
 
@@ -234,12 +236,14 @@ class RolloutPotential:
                     cache.batch_repeat_interleave(len(fresh))
             else:
                 cache, _ = prefill(self.lm, ids, len(fresh))
+                self.forwards += 1
             new = [[c] for c in fresh]
             last = list(fresh)
             for _ in range(self.rollout_tokens - 1):
                 if all(r[-1] in eos for r in new):
                     break
                 nxt = forward_next(self.lm, cache, last).argmax(dim=-1)
+                self.forwards += 1
                 for r, t in zip(new, nxt.tolist()):
                     if r[-1] not in eos:
                         r.append(t)
