@@ -32,6 +32,12 @@ APP_FIXTURES = frozenset({"app_url", "client", "browser", "page", "blank_page", 
 MODEL_FIXTURES = frozenset({"smollm", "gemma", "vllm_servers"})
 #: Session fixtures so costly that every file using one goes to one xdist process (which starts it once).
 SHARED_GROUPS = {"vllm_servers": "vllm"}
+#: The longest files of a lane (a minute or more of a run each), handed out before the rest when
+#: the lane runs in several processes: a long file taken last leaves one process running alone
+#: at the end. Only an ordering hint: a file missing here still runs, and runs last.
+LONG_FILES = ("test_vllm.py", "test_vllm_app.py", "test_lessons_claims.py", "test_browser_lessons.py",
+              "test_deploy.py", "test_models_real.py", "test_explorer_teach_browser.py", "test_classroom_browser.py",
+              "test_multisample_browser.py", "test_llamacpp_parity.py")
 
 
 def lane_of(item: pytest.Item) -> str:
@@ -59,7 +65,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark each test with its lane (``-m fast`` selects on it), and order a whole run lane by
     lane, fast first, so a broken unit shows in the first minute (the sort is stable: each lane
     keeps the order pytest collected it in). Run in several processes (``pytest-xdist``), the app
-    lane goes first instead: its files are the longest, and ``FileGroups`` hands them out first."""
+    lane goes first instead, and each lane's ``LONG_FILES`` before its other files: ``FileGroups``
+    hands files out in this order, so the longest start first."""
     lanes = {item.nodeid: lane_of(item) for item in items}
     # xdist's worker processes see dist "no" and keep the mode as ``loadgroup``
     distributed = bool(getattr(config.option, "loadgroup", False)) or (
@@ -67,7 +74,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         item.add_marker(getattr(pytest.mark, lanes[item.nodeid]))
     order = ("app", "model", "fast") if distributed else LANES
-    items.sort(key=lambda item: order.index(lanes[item.nodeid]))
+    items.sort(key=lambda item: (order.index(lanes[item.nodeid]),
+                                 distributed and _file_name(item.nodeid) not in LONG_FILES))
+
+
+def _file_name(nodeid: str) -> str:
+    """
+    >>> _file_name("tests/test_deploy.py::test_x[a]")
+    'test_deploy.py'
+    """
+    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
