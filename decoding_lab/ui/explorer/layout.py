@@ -109,8 +109,8 @@ def layout(L: Labels, lang: str = "en") -> ExplorerParts:
             alt_pick = gr.Textbox("", visible="hidden", elem_id="alt-pick-box")
             alt_force = gr.Button("force-at", visible="hidden", elem_id="alt-pick-btn")
             # The Explorer's three charts start empty (no figure): plotly's script then loads with the
-            # first step, not with the page (about 1.4 s less of the browser's CPU on every start,
-            # scripts/page_start_profile.py); the line above the buttons says to press Step.
+            # first step, not with the page (a page start's script time 2.0-2.1 s instead of 2.6-3.2 s,
+            # scripts/page_start_profile.py --pages 5); the line above the buttons says to press Step.
             dist = gr.Plot(None, elem_id="dist-chart", show_label=False)
             log_y = L(gr.Checkbox(False, label=tr(lang, "log_view"), elem_id="log-view"), "explorer.log_view")
             with gr.Row():
