@@ -247,6 +247,25 @@ def start_times(names: tuple[str, ...]) -> list[dict[str, Any]]:
     return out
 
 
+def gguf_load(names: tuple[str, ...], rounds: int = 1) -> list[dict[str, Any]]:
+    """transformers' GGUF load of each bundled model (what a first start converts) with gguf's own
+    reader against ``gguf_reading.shared_readers()`` (one faster reader for the config, the
+    tokenizer and the weights), alternating, in seconds (median of ``rounds``)."""
+    from decoding_lab.backends.hf import _load_gguf_with
+    from decoding_lab.bundled import BUNDLED
+    out: list[dict[str, Any]] = []
+    for name in names:
+        located = BUNDLED[name].locate_gguf()
+        if located is None:
+            out.append({"model": name, "skipped": f"its GGUF package is not installed ({BUNDLED[name].install_hint})"})
+            continue
+        own, shared = _interleaved(lambda: _load_gguf_with(*located, shared=False),
+                                   lambda: _load_gguf_with(*located, shared=True), rounds)
+        out.append({"model": name, "gguf_reader_s": round(own, 2), "shared_readers_s": round(shared, 2),
+                    "ratio": round(own / shared, 2)})
+    return out
+
+
 def memory_with_sessions(lm: LanguageModel, sessions: int = 8, tokens: int = 32) -> dict[str, Any]:
     """Resident memory with ``sessions`` steppers open, each ``tokens`` steps in (KV caches kept)."""
     import psutil
@@ -439,8 +458,8 @@ def grammar_load(lm: LanguageModel, rounds: int = 5) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ command
 #: Every section ``--only`` can name; the default set leaves out the slow and the load-bound ones.
 SECTIONS = ("ui", "overhead", "ops", "t0", "compare", "backends", "throughput", "grammar", "start", "memory", "tilt",
-            "sweep", "grammar_load")
-DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s not in ("tilt", "sweep", "grammar_load"))
+            "sweep", "grammar_load", "gguf")
+DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s not in ("tilt", "sweep", "grammar_load", "gguf"))
 
 
 def chosen_sections(only: str | None) -> set[str]:
@@ -451,7 +470,7 @@ def chosen_sections(only: str | None) -> set[str]:
     >>> chosen_sections("ops,nope")
     Traceback (most recent call last):
     ...
-    decoding_lab.errors.SettingsError: unknown bench section 'nope'; known: ui, overhead, ops, t0, compare, backends, throughput, grammar, start, memory, tilt, sweep, grammar_load
+    decoding_lab.errors.SettingsError: unknown bench section 'nope'; known: ui, overhead, ops, t0, compare, backends, throughput, grammar, start, memory, tilt, sweep, grammar_load, gguf
     """
     from decoding_lab.errors import SettingsError
     if only is None:
@@ -507,6 +526,8 @@ def run(args: argparse.Namespace) -> None:
         section("tilt", lambda: tilt_cost(lm))
     if "sweep" in sections:
         section("sweep", lambda: sweep_cell(lm))
+    if "gguf" in sections:
+        section("gguf", lambda: gguf_load(tuple(BUNDLED) if args.all_models else (lm.name,)))
     if "start" in sections:
         section("start", lambda: start_times(tuple(BUNDLED) if args.all_models else (lm.name,)))
     if args.json:
@@ -524,5 +545,5 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--all-models", action="store_true", help="also measure the other bundled models")
     p.add_argument("--only", default=None,
-                   help=f"comma-separated sections: {','.join(SECTIONS)} (default: all but tilt, sweep and grammar_load)")
+                   help=f"comma-separated sections: {','.join(SECTIONS)} (default: all but tilt, sweep, grammar_load and gguf)")
     p.set_defaults(handler=run)

@@ -25,6 +25,7 @@ Models are float32, in eval mode, on ``resolve_device()``; gradient mode is left
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
@@ -207,8 +208,17 @@ def _load_hub(repo_id: str) -> Pair:
 
 
 def _load_gguf(folder: str, filename: str) -> Pair:
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
-    return AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32), tokenizer
+    return _load_gguf_with(folder, filename, shared=True)
+
+
+def _load_gguf_with(folder: str, filename: str, shared: bool) -> Pair:
+    """transformers' own GGUF load; with ``shared``, the file is parsed once for the config, the
+    tokenizer and the weights, through a faster reader (``gguf_reading``: the same result, about
+    a third of the time on the gemma file)."""
+    from decoding_lab.backends.gguf_reading import shared_readers   # imports gguf: only a GGUF load needs it
+    with shared_readers() if shared else contextlib.nullcontext():
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+        return AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32), tokenizer
 
 
 def _save_cache(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: Path, source: str = "") -> None:
