@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.stamp-$(shell cat requirements.txt requirements-dev.txt scripts/install.sh scripts/build_llama_cpp.sh 2>/dev/null | cksum | cut -d' ' -f1)
 PORT ?= 7860
 
-.PHONY: run test test-fast test-model test-app setup models browser llama-server vllm bench load clean
+.PHONY: run test test-fast test-model test-app setup models browser llama-server vllm vllm-cache bench load clean
 
 $(STAMP): requirements.txt requirements-dev.txt scripts/install.sh scripts/build_llama_cpp.sh
 	bash scripts/install.sh "$(PYTHON)" "$(VENV)"
@@ -32,8 +32,12 @@ llama-server: setup
 
 # vLLM's CPU build for the vLLM tests, in its own environment shared by every checkout (~/.cache;
 # about 2 min the first time). Where it cannot install, the vLLM tests skip and say why.
-vllm: setup
+vllm: setup vllm-cache
 	bash scripts/setup_vllm.sh "$(VENV)"
+
+# vLLM's install into ~/.cache needs nothing of the app's environment: `make test` runs it beside `setup`.
+vllm-cache:
+	bash scripts/setup_vllm.sh --cache-only
 
 run: setup models
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
@@ -49,16 +53,24 @@ PYTEST := $(PY) -m pytest -q -ra --durations=30
 JOBS ?= 2
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 
-test: setup models browser llama-server vllm
+# A lane's set-up runs three jobs at once: on a fresh machine llama.cpp compiles (in `setup`, beside
+# its pip installs) while vLLM installs and the browser is checked; then the models, llama-server
+# and the vLLM link. With everything in place each step is a check of a second or less.
+SETUP_JOBS = @$(MAKE) --no-print-directory -j 3
+
+test:
+	$(SETUP_JOBS) setup models browser llama-server vllm
 	$(PYTEST) $(XDIST)
 
 test-fast: setup
 	$(PYTEST) -m fast $(XDIST)
 
-test-model: setup models llama-server vllm
+test-model:
+	$(SETUP_JOBS) setup models llama-server vllm
 	$(PYTEST) -m model $(XDIST)
 
-test-app: setup models browser llama-server vllm
+test-app:
+	$(SETUP_JOBS) setup models browser llama-server vllm
 	$(PYTEST) -m app $(XDIST)
 
 bench: setup models

@@ -9,15 +9,29 @@ REQS="-r requirements.txt -r requirements-dev.txt"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PIP="$VENV/bin/python -m pip"
 $PIP install --quiet --upgrade pip
-# torch first and pinned: this exact version is the CPU build on these machines.
-$PIP install --quiet torch==2.13.0
-$PIP install --quiet $REQS
 # llama.cpp itself (the ground truth of the engine parity tests, and a second model backend).
 # It is a source package: build_llama_cpp.sh compiles it once, for this wheel and for llama.cpp's
 # own llama-server together, and keeps both in ~/.cache for every checkout on this machine.
+# The compile needs only pip and keeps the processor busy for minutes, while the installs below
+# mostly download and unpack: on a fresh machine they run side by side, the compile's output
+# going to a log that is shown once it ends.
 if [ "${3:-}" != "--runtime" ]; then
   LLAMA_CPP_VERSION=0.3.36
-  bash "$(dirname "$0")/build_llama_cpp.sh" "$VENV" "$LLAMA_CPP_VERSION"
+  LLAMA_LOG="$(mktemp)"
+  echo "llama.cpp $LLAMA_CPP_VERSION: compiled (or found in ~/.cache) beside the installs below; its log follows them"
+  bash "$(dirname "$0")/build_llama_cpp.sh" "$VENV" "$LLAMA_CPP_VERSION" >"$LLAMA_LOG" 2>&1 &
+  LLAMA_PID=$!
+  trap 'kill "$LLAMA_PID" 2>/dev/null || true; rm -f "$LLAMA_LOG"' EXIT   # an install that fails stops the compile
+fi
+# torch first and pinned: this exact version is the CPU build on these machines.
+$PIP install --quiet torch==2.13.0
+$PIP install --quiet $REQS
+if [ "${3:-}" != "--runtime" ]; then
+  if ! wait "$LLAMA_PID"; then
+    cat "$LLAMA_LOG"
+    exit 1
+  fi
+  cat "$LLAMA_LOG"
   WHEEL="$(echo "$(bash "$(dirname "$0")/llama_cpp_cache.sh" "$LLAMA_CPP_VERSION")"/wheel/llama_cpp_python-*.whl)"
   $PIP install --quiet "$WHEEL[server]"
 fi
