@@ -26,7 +26,8 @@ browser:
 	bash scripts/install_browser.sh
 
 # llama.cpp's own llama-server for the remote-engine tests, from the llama.cpp source that
-# llama-cpp-python vendors (7-9 min on 2 cores the first time; then copied from ~/.cache).
+# llama-cpp-python vendors: compiled with the wheel in `setup` (scripts/build_llama_cpp.sh) and
+# copied from ~/.cache here.
 llama-server: setup
 	bash scripts/build_llama_server.sh "$(VENV)"
 

@@ -19,9 +19,10 @@ if [ "${3:-}" != "--runtime" ]; then
   LLAMA_CPP_VERSION=0.3.36
   LLAMA_LOG="$(mktemp)"
   echo "llama.cpp $LLAMA_CPP_VERSION: compiled (or found in ~/.cache) beside the installs below; its log follows them"
-  bash "$(dirname "$0")/build_llama_cpp.sh" "$VENV" "$LLAMA_CPP_VERSION" >"$LLAMA_LOG" 2>&1 &
+  # in a process group of its own, so that an install below that fails stops the whole compile
+  setsid bash "$(dirname "$0")/build_llama_cpp.sh" "$VENV" "$LLAMA_CPP_VERSION" >"$LLAMA_LOG" 2>&1 &
   LLAMA_PID=$!
-  trap 'kill "$LLAMA_PID" 2>/dev/null || true; rm -f "$LLAMA_LOG"' EXIT   # an install that fails stops the compile
+  trap 'kill -- -"$LLAMA_PID" 2>/dev/null || kill "$LLAMA_PID" 2>/dev/null || true; rm -f "$LLAMA_LOG"' EXIT
 fi
 # torch first and pinned: this exact version is the CPU build on these machines.
 $PIP install --quiet torch==2.13.0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest_app import open_page
 
 pytestmark = pytest.mark.browser
 
@@ -98,9 +99,11 @@ def test_language_switch(page, app_url):
     page.screenshot(path=str(SHOTS / "app_explorer_zh.png"), full_page=True)
 
 
-def test_shared_url_restores_settings(page, app_url):
-    open_app(page, app_url + "?model=smollm2-135m-instruct&prompt=Tell+me+a+joke&chat=raw&T=0.55&top_p=0.8"
-                             "&order=vllm&seed=3&lang=zh")
+def test_shared_url_restores_settings(blank_page, app_url):
+    # the link is the page's first address: one page start, which waits for the link to be read
+    page = open_page(blank_page, app_url + "?model=smollm2-135m-instruct&prompt=Tell+me+a+joke&chat=raw&T=0.55"
+                                           "&top_p=0.8&order=vllm&seed=3&lang=zh")
+    page.wait_for_selector("#dist-chart")
     page.wait_for_function("document.querySelector('#temperature input[type=number]').value === '0.55'")
     assert page.input_value("#prompt textarea") == "Tell me a joke"
     assert page.input_value("#top-p input[type=number]") == "0.8"

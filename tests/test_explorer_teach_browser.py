@@ -278,8 +278,7 @@ def test_phone_puts_the_step_row_and_chart_before_the_settings(browser, app_url)
 
 def test_a_changed_prompt_starts_a_new_run(page):
     page.click("#onboard-hide")
-    step(page)
-    step(page)
+    step(page)   # a run exists (one token), so the next Step with a new prompt is a new run
     page.fill("#prompt textarea", "Tell me a story.")
     page.click("#step-btn")
     page.wait_for_function("document.querySelector('#status').innerText.includes('new run')")
@@ -300,34 +299,38 @@ CUT_BARS = """Array.from(document.querySelectorAll('#dist-chart .barlayer .trace
 def test_show_me_a_cut_brings_the_cut_into_view_and_the_strip_points_to_the_lessons(browser, app_url, lang):
     """At 1366 x 768 the chart starts about 600 px down: after "Show me a cut" the page scrolls so
     that every cut bar is inside the window, with no scrolling of the visitor's own. The strip's
-    "Start with the lessons" opens the Lessons tab."""
+    "Start with the lessons" opens the Lessons tab, and the strip is still there when the newcomer
+    comes back to the Explorer (only "Got it" and "Show me a cut" put it away): one page tries both."""
     words = {"en": ("New here?", "Start with the lessons", "the Lessons tab explains why"),
              "zh": ("第一次来？", "从课程开始", "「课程」标签页会逐个阶段讲解原因")}[lang]
     ctx = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
-    page.locator("#onboard").first.wait_for(state="visible")
-    page.wait_for_function(f"document.querySelector('#onboard-lessons').innerText.includes({words[1]!r})")
-    assert words[0] in page.inner_text("#onboard-text")
-    page.screenshot(path=str(SHOTS / f"teach_strip_{lang}.png"))
-    assert page.evaluate("window.scrollY") == 0
-    page.click("#onboard-show")
-    page.wait_for_function(f"{CHART} && {CHART}.data.some(d => String(d.name).includes('✂'))")
-    page.wait_for_function(f"(() => {{ const b = {CUT_BARS}; return b.length > 0 && b.every(x => x.top >= 0 "
-                           "&& x.bottom <= window.innerHeight); })()", timeout=10_000)
-    cut = page.evaluate(CUT_BARS)
-    assert max(b["h"] for b in cut) > 20          # a cut one can see, inside the window
-    assert page.evaluate("window.scrollY") > 0     # the page moved, the visitor did not have to
-    assert words[2] in page.inner_text("#status")
-    page.screenshot(path=str(SHOTS / f"teach_cut_in_view_{lang}.png"))
-    ctx.close()
-
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})   # a newcomer who reads first
-    page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
-    page.locator("#onboard-lessons").first.wait_for(state="visible")
-    page.click("#onboard-lessons")
-    page.wait_for_function("document.querySelector('#tab-lessons-button').getAttribute('aria-selected') === 'true'")
-    page.wait_for_function("location.search.includes('tab=lessons')")
-    ctx.close()
+    try:
+        page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
+        page.locator("#onboard").first.wait_for(state="visible")
+        page.wait_for_function(f"document.querySelector('#onboard-lessons').innerText.includes({words[1]!r})")
+        assert words[0] in page.inner_text("#onboard-text")
+        page.screenshot(path=str(SHOTS / f"teach_strip_{lang}.png"))
+        assert page.evaluate("window.scrollY") == 0
+        # a newcomer who reads first: the lessons button opens the Lessons tab ...
+        page.click("#onboard-lessons")
+        page.wait_for_function("document.querySelector('#tab-lessons-button').getAttribute('aria-selected') === 'true'")
+        page.wait_for_function("location.search.includes('tab=lessons')")
+        # ... and back on the Explorer, at the top of the page, the strip still offers a cut
+        page.click("#tab-explorer-button")
+        page.locator("#onboard").first.wait_for(state="visible")
+        page.evaluate("window.scrollTo(0, 0)")
+        assert page.evaluate("window.scrollY") == 0
+        page.click("#onboard-show")
+        page.wait_for_function(f"{CHART} && {CHART}.data.some(d => String(d.name).includes('✂'))")
+        page.wait_for_function(f"(() => {{ const b = {CUT_BARS}; return b.length > 0 && b.every(x => x.top >= 0 "
+                               "&& x.bottom <= window.innerHeight); })()", timeout=10_000)
+        cut = page.evaluate(CUT_BARS)
+        assert max(b["h"] for b in cut) > 20          # a cut one can see, inside the window
+        assert page.evaluate("window.scrollY") > 0     # the page moved, the visitor did not have to
+        assert words[2] in page.inner_text("#status")
+        page.screenshot(path=str(SHOTS / f"teach_cut_in_view_{lang}.png"))
+    finally:
+        ctx.close()
 
 
 FONT = "(sel) => Array.from(document.querySelectorAll(sel)).filter(e => e.textContent.trim()).map(e => parseFloat(getComputedStyle(e).fontSize))"
