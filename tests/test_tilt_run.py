@@ -151,7 +151,11 @@ def test_tilt_benchmark_runs_and_counts_rollouts(tiny_lm):
     (row,) = tilt_cost(tiny_lm, tokens=3, configs=((2, 2),), rounds=1)
     assert row["top_m"] == 2 and row["rollout_tokens"] == 2 and row["tokens"] == [3]
     assert row["rollouts_per_token"] == 2.0                    # one rollout per candidate per step
-    assert row["tilted_ms_per_token"] > row["stage_ms_per_token"] > 0 and row["ratio"] > 1
+    assert row["tilted_ms_per_token"] > 0 and row["stage_ms_per_token"] > 0 and row["ratio"] > 0
+    # what does not depend on the machine's load: a tilted token calls the model more than once (a
+    # plain token once); how many times slower it is, is the bench's figure (0.99 in one run beside
+    # the browser tests, on this tiny model where a call costs next to nothing)
+    assert row["model_calls_per_token"] > 1
 
 
 def test_ctd_file_found_by_its_recorded_command(tmp_path):
