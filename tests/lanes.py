@@ -32,12 +32,14 @@ APP_FIXTURES = frozenset({"app_url", "client", "browser", "page", "blank_page", 
 MODEL_FIXTURES = frozenset({"smollm", "gemma", "vllm_servers"})
 #: Session fixtures so costly that every file using one goes to one xdist process (which starts it once).
 SHARED_GROUPS = {"vllm_servers": "vllm"}
-#: The longest files of a lane (a minute or more of a run each), handed out before the rest when
-#: the lane runs in several processes: a long file taken last leaves one process running alone
-#: at the end. Only an ordering hint: a file missing here still runs, and runs last.
-LONG_FILES = ("test_vllm.py", "test_vllm_app.py", "test_lessons_claims.py", "test_browser_lessons.py",
-              "test_deploy.py", "test_models_real.py", "test_explorer_teach_browser.py", "test_classroom_browser.py",
-              "test_multisample_browser.py", "test_llamacpp_parity.py")
+#: The longest files of a run (a minute or more each, longest first, measured in a full ``make test``),
+#: handed out before every other file when the run has several processes: a long file taken last
+#: leaves one process running alone at the end (the Dockerfile's install, 71 s, once ran alone for
+#: its last 41 s). Only an ordering hint: a file missing here still runs, after these.
+LONG_FILES = ("test_vllm.py", "test_vllm_app.py", "test_browser_lessons.py", "test_lessons_claims.py",
+              "test_explorer_teach_browser.py", "test_multisample_browser.py", "test_classroom_browser.py",
+              "test_share_links_browser.py", "test_chinese_browser.py", "test_app_browser.py",
+              "test_llamacpp_parity.py", "test_deploy.py", "test_strategies_real.py")
 
 
 def lane_of(item: pytest.Item) -> str:
@@ -65,7 +67,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark each test with its lane (``-m fast`` selects on it), and order a whole run lane by
     lane, fast first, so a broken unit shows in the first minute (the sort is stable: each lane
     keeps the order pytest collected it in). Run in several processes (``pytest-xdist``), the app
-    lane goes first instead, and each lane's ``LONG_FILES`` before its other files: ``FileGroups``
+    lane goes first instead, after ``LONG_FILES`` (whatever their lane, longest first): ``FileGroups``
     hands files out in this order, so the longest start first."""
     lanes = {item.nodeid: lane_of(item) for item in items}
     # xdist's worker processes see dist "no" and keep the mode as ``loadgroup``
@@ -74,8 +76,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         item.add_marker(getattr(pytest.mark, lanes[item.nodeid]))
     order = ("app", "model", "fast") if distributed else LANES
-    items.sort(key=lambda item: (order.index(lanes[item.nodeid]),
-                                 distributed and _file_name(item.nodeid) not in LONG_FILES))
+    items.sort(key=lambda item: (distributed and _long_rank(item.nodeid), order.index(lanes[item.nodeid])))
+
+
+def _long_rank(nodeid: str) -> int:
+    """A file's place in ``LONG_FILES`` (every other file after them).
+
+    >>> _long_rank("tests/test_vllm.py::t"), _long_rank("tests/test_stats.py::t") == len(LONG_FILES)
+    (0, True)
+    """
+    name = _file_name(nodeid)
+    return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
 
 
 def _file_name(nodeid: str) -> str:
@@ -96,6 +107,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    # xdist re-sorts the files by their number of tests unless told not to: the order above (the
+    # longest files first) is the one that keeps both processes busy to the end
+    config.option.loadscopereorder = False
 
     shared = _files_using(SHARED_GROUPS, config.rootpath / "tests", config.rootpath)
 
