@@ -67,6 +67,8 @@ def test_step_chart_agrees_with_core_and_latency(page, app_url, smollm):
     shown = page.evaluate("Array.from(document.querySelectorAll('#generated-text .gen-tok')).map(e => e.textContent)")
     assert "".join(shown).replace("↵", "\n") == "".join(t.chosen_token for t in traces)
     assert "T=1" not in page.url and "model=smollm2" in page.url  # the share link went into the address bar
+    # five Steps left none of their inputs or outputs in the browser's storage (no gradio run history)
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('gradio:run-history'))") == []
     page.screenshot(path=str(SHOTS / "app_explorer.png"), full_page=True)
     median = statistics.median(times[1:])  # the first includes prefill
     (SHOTS / "app_step_latency.txt").write_text(

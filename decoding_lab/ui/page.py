@@ -86,7 +86,12 @@ def launch_kwargs() -> dict[str, Any]:
             # each hold one for as long as they are open, so they get workers of their own
             "max_threads": 40 + limits.current().room_followers,
             # the page has no upload control, but gradio always serves its upload route: cap it
-            "max_file_size": MAX_UPLOAD}
+            "max_file_size": MAX_UPLOAD,
+            # gradio 6 otherwise keeps a "run history" in each visitor's browser storage: the inputs and
+            # outputs of the last 100 events (every chart's figure among them), parsed and written back
+            # whole on each event of the page, and left behind on a shared classroom computer. The
+            # page's own link (``common.urlstate``) is how a run is kept and shared here.
+            "run_history": False}
 
 
 #: gradio's upload route accepts at most this (the app takes no uploads; it accepted 150 MB)
