@@ -1,5 +1,6 @@
 """``gguf_reading``: the faster reader reads every field and tensor exactly as gguf's own reader,
-and ``shared_readers()`` parses a file once per load and puts gguf's reader back afterwards."""
+``shared_readers()`` parses a file once per load and puts gguf's reader back afterwards, and
+``one_name_map()`` hands out gguf's tensor-name table built once, the same table."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import gguf
 import numpy as np
 import pytest
 
-from decoding_lab.backends.gguf_reading import PlainViewReader, shared_readers
+from decoding_lab.backends.gguf_reading import PlainViewReader, one_name_map, shared_readers
 
 
 def same_reading(a: gguf.GGUFReader, b: gguf.GGUFReader) -> None:
@@ -112,3 +113,22 @@ def test_the_bundled_smollm_file_reads_as_gguf_reads_it():
         pytest.skip("the SmolLM2 GGUF package is not installed (make setup)")
     path = Path(located[0]) / located[1]
     same_reading(PlainViewReader(path), gguf.GGUFReader(path))
+
+
+def test_one_name_map_is_gguf_s_table_built_once_and_gguf_s_function_is_back():
+    original = gguf.get_tensor_name_map
+    arch, blocks = gguf.MODEL_ARCH.LLAMA, 30
+    own = original(arch, blocks)
+    with one_name_map() as once:
+        first = gguf.get_tensor_name_map(arch, blocks)
+        assert gguf.get_tensor_name_map(arch, blocks) is first     # asked again: the same table
+        assert gguf.get_tensor_name_map(arch, 4) is not first      # another shape: its own table
+        assert once.cache_info().misses == 2
+    assert gguf.get_tensor_name_map is original
+    assert first.mapping == own.mapping                            # the very map gguf builds
+    assert first.get_name("model.layers.29.self_attn.q_proj") == own.get_name("model.layers.29.self_attn.q_proj") \
+        == "blk.29.attn_q"
+    with pytest.raises(RuntimeError), one_name_map():
+        raise RuntimeError("a load that fails")
+    assert gguf.get_tensor_name_map is original                    # also after a failure
+

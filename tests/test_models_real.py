@@ -3,6 +3,8 @@ GGUF conversion takes ~15 s (SmolLM2) and ~50 s (Gemma) on 2 cores; cached loads
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
@@ -67,11 +69,24 @@ def test_capital_of_france(lm):
     assert "Paris" in _greedy(lm, ids)
 
 
-def test_cache_matches_gguf(lm):
-    """The converted cache reproduces the GGUF load bit for bit (weights, config, tokenizer)."""
+def test_cache_matches_gguf(lm, monkeypatch):
+    """The converted cache reproduces the GGUF load bit for bit (weights, config, tokenizer); that
+    load built gguf's tensor-name table once (transformers asks for it once per module)."""
+    from decoding_lab.backends import gguf_reading
+    tables, real = [], gguf_reading.one_name_map
+
+    @contextlib.contextmanager
+    def counted():
+        with real() as once:
+            tables.append(once)
+            yield once
+    monkeypatch.setattr(gguf_reading, "one_name_map", counted)
     gguf_model, gguf_tok = hf._load_gguf(*M.BUNDLED[lm.name].locate_gguf())
+    info = tables[0].cache_info()
+    assert info.misses == 1 and info.hits > 100, info
     gguf = hf.loaded_from(lm.name, gguf_model.eval(), gguf_tok, "bundled-gguf")
-    warm = M.load_model(lm.name)  # the fixture's load wrote (or found) the cache
+    # the fixture's load wrote (or found) the cache; a fixture that found it is already a cache load
+    warm = lm if lm.source == "cache" else M.load_model(lm.name)
     assert warm.source == "cache"
     assert gguf_model.config.vocab_size == warm.vocab_size
     assert (warm.eos_token_ids, warm.has_chat_template) == (gguf.eos_token_ids, gguf.has_chat_template)

@@ -16,13 +16,22 @@ through memmap's Python-level ``__getitem__`` and ``__array_finalize__`` (micros
 The result is bit for bit the same model, config and tokenizer (``tests/test_gguf_reading.py``
 checks the reader field by field and tensor by tensor against gguf's own, on a small file written
 for the test and on the bundled SmolLM2 file; ``tests/test_models_real.py`` checks the converted
-cache against such a load). Both loads side by side: ``python -m decoding_lab bench --only gguf
---all-models`` (the README's model section has the figures).
+cache against such a load). 
+``one_name_map()`` spares the weights' half of the load a second cost: to match the model's
+tensor names to the file's, transformers walks the model module by module (397 modules for
+SmolLM2) and asks gguf for the architecture's name table at each one; gguf builds that table
+anew every time (a ``str.format`` for every tensor kind of every block: 3.4 million calls, about
+half of SmolLM2's whole load). While the block runs, the table is built once per (architecture,
+number of blocks) and handed out again; nothing writes to it, so the map is the same.
+
+Both loads side by side: ``python -m decoding_lab bench --only gguf --all-models`` (the README's
+model section has the figures).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from typing import Any, Iterator
@@ -71,3 +80,23 @@ def shared_readers() -> Iterator[dict[tuple[str, str], Any]]:
             yield readers
         finally:
             gguf.GGUFReader = original
+
+
+@contextlib.contextmanager
+def one_name_map() -> Iterator[Any]:
+    """While the block runs, ``gguf.get_tensor_name_map(arch, n_blocks)`` builds its table once
+    per (arch, n_blocks) and returns that one table afterwards; gguf's function is back after
+    the block. Yields the memoised function (its ``cache_info()`` counts the tables built).
+    Shares ``shared_readers``' lock order: take this one inside it, or alone."""
+    with _NAME_MAP_LOCK:
+        original = gguf.get_tensor_name_map
+        once = functools.lru_cache(maxsize=None)(original)
+        gguf.get_tensor_name_map = once
+        try:
+            yield once
+        finally:
+            gguf.get_tensor_name_map = original
+
+
+#: One swap of ``gguf.get_tensor_name_map`` at a time (process-wide, like the reader's).
+_NAME_MAP_LOCK = threading.Lock()
