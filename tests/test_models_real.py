@@ -1,5 +1,5 @@
 """Tests on the real bundled models (GGUF packages installed in the venv). Slow-ish: the first
-GGUF conversion takes ~15 s (SmolLM2) and ~50 s (Gemma) on 2 cores; cached loads a few seconds."""
+GGUF conversion takes ~4 s (SmolLM2) and ~12 s (Gemma) on 2 cores (`bench --only gguf`); cached loads a few seconds."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ class LlamaCppResult:
     probs: np.ndarray
 
     def as_dict(self) -> dict[int, float]:
-        return {int(i): float(p) for i, p in zip(self.ids, self.probs)}
+        return dict(zip(self.ids.tolist(), self.probs.tolist()))   # (one conversion, not one per token)
 
 
 class LlamaCppChain:
