@@ -8,6 +8,7 @@ post to gradio's queue the way any such client would (``raw_call``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import uuid
@@ -33,40 +34,59 @@ def raw_call(url: str, api_name: str, values: dict[str, Any], session_hash: str 
     """One event through gradio's queue with a hand-made JSON body (NaN and Infinity as JSON
     literals, lone surrogates as ``\\udcxx`` escapes). Returns (success, output data or error text). A refusal comes from the handler (an error event) or
     from the event's validator before the event is queued (HTTP 422, naming each field)."""
-    info = httpx.get(url + "gradio_api/info", timeout=30).json()["named_endpoints"]["/" + api_name]
-    config = httpx.get(url + "config", timeout=30).json()
+    http = _http(url)
+    fn_index, slots = _endpoint(url, http.get("gradio_api/app_id").json()["app_id"], api_name)
+    data = [None if slot is None else values.get(slot[0], slot[1]) for slot in slots]
+    session_hash = session_hash or uuid.uuid4().hex[:10]
+    body = json.dumps({"data": data, "fn_index": fn_index, "session_hash": session_hash, "event_data": None,
+                       "trigger_id": None})  # json.dumps writes NaN / Infinity and escapes surrogates
+    r = http.post("gradio_api/queue/join", content=body, headers={"content-type": "application/json"}, timeout=timeout)
+    if r.status_code == 422:   # refused by the event's validator, before it ran: its messages
+        return False, "; ".join(f"{d.get('parameter_name')}: {d.get('message')}" for d in r.json()["detail"]
+                                if d.get("is_valid") is False)
+    r.raise_for_status()
+    event_id = r.json()["event_id"]
+    with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session_hash}, timeout=timeout) as stream:
+        for line in stream.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            msg = json.loads(line[5:])
+            if msg.get("event_id") != event_id or msg.get("msg") != "process_completed":
+                continue
+            out = msg.get("output") or {}
+            if msg.get("success"):
+                return True, out.get("data")
+            return False, str(out.get("error") or out)
+    raise AssertionError("the queue closed without an answer")
+
+
+@functools.lru_cache(maxsize=None)
+def _http(url: str) -> httpx.Client:
+    """One HTTP client per app address for the whole run (each new client loads the system's
+    certificates for a TLS context, ~25 ms of CPU, though these apps speak plain HTTP)."""
+    return httpx.Client(base_url=url, timeout=30)
+
+
+@functools.lru_cache(maxsize=None)
+def _endpoint(url: str, app_id: int, api_name: str) -> tuple[int, tuple[tuple[str, Any] | None, ...]]:
+    """The event behind ``api_name`` on the app at ``url`` (``app_id``: gradio's random id of that
+    app, so an app started later on the same port is read anew): its index, and one slot per input
+    in order, ``None`` for a state input (the server's; the slot must be there) or (parameter name,
+    its default). Read from the app's /gradio_api/info and /config, a large page each."""
+    http = _http(url)
+    info = http.get("gradio_api/info").json()["named_endpoints"]["/" + api_name]
+    config = http.get("config").json()
     dep = next(d for d in config["dependencies"] if d.get("api_name") == api_name)
     types = {c["id"]: c["type"] for c in config["components"]}
     params = iter(info["parameters"])
-    data = []
+    slots: list[tuple[str, Any] | None] = []
     for cid in dep["inputs"]:
         if types[cid] == "state":
-            data.append(None)          # state inputs are the server's; the slot must be there
-            continue
-        p = next(params)
-        data.append(values.get(p["parameter_name"], p.get("parameter_default")))
-    session_hash = session_hash or uuid.uuid4().hex[:10]
-    body = json.dumps({"data": data, "fn_index": dep["id"], "session_hash": session_hash, "event_data": None,
-                       "trigger_id": None})  # json.dumps writes NaN / Infinity and escapes surrogates
-    with httpx.Client(base_url=url, timeout=timeout) as http:
-        r = http.post("gradio_api/queue/join", content=body, headers={"content-type": "application/json"})
-        if r.status_code == 422:   # refused by the event's validator, before it ran: its messages
-            return False, "; ".join(f"{d.get('parameter_name')}: {d.get('message')}" for d in r.json()["detail"]
-                                    if d.get("is_valid") is False)
-        r.raise_for_status()
-        event_id = r.json()["event_id"]
-        with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session_hash}) as stream:
-            for line in stream.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                msg = json.loads(line[5:])
-                if msg.get("event_id") != event_id or msg.get("msg") != "process_completed":
-                    continue
-                out = msg.get("output") or {}
-                if msg.get("success"):
-                    return True, out.get("data")
-                return False, str(out.get("error") or out)
-    raise AssertionError("the queue closed without an answer")
+            slots.append(None)
+        else:
+            p = next(params)
+            slots.append((p["parameter_name"], p.get("parameter_default")))
+    return dep["id"], tuple(slots)
 
 
 def refused_by_name(url: str, api_name: str, values: dict, session_hash: str, field: str) -> str:
