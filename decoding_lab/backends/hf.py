@@ -215,11 +215,12 @@ def _load_gguf_with(folder: str, filename: str, fast: bool) -> Pair:
     """transformers' own GGUF load; with ``fast``, the file is parsed once for the config, the
     tokenizer and the weights, through a faster reader, and gguf's tensor-name table is built once
     instead of once per module (``gguf_reading``: the same result in a fraction of the time)."""
-    from decoding_lab.backends import gguf_reading   # imports gguf: only a GGUF load needs it
+    # (imported here, where it is read: gguf is for a GGUF load only, and a test swaps these)
+    from decoding_lab.backends.gguf_reading import one_name_map, shared_readers
     with contextlib.ExitStack() as swaps:
         if fast:
-            swaps.enter_context(gguf_reading.shared_readers())
-            swaps.enter_context(gguf_reading.one_name_map())
+            swaps.enter_context(shared_readers())
+            swaps.enter_context(one_name_map())
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
         return AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32), tokenizer
 
