@@ -131,4 +131,3 @@ def test_one_name_map_is_gguf_s_table_built_once_and_gguf_s_function_is_back():
     with pytest.raises(RuntimeError), one_name_map():
         raise RuntimeError("a load that fails")
     assert gguf.get_tensor_name_map is original                    # also after a failure
-

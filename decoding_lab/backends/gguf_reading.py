@@ -16,7 +16,8 @@ through memmap's Python-level ``__getitem__`` and ``__array_finalize__`` (micros
 The result is bit for bit the same model, config and tokenizer (``tests/test_gguf_reading.py``
 checks the reader field by field and tensor by tensor against gguf's own, on a small file written
 for the test and on the bundled SmolLM2 file; ``tests/test_models_real.py`` checks the converted
-cache against such a load). 
+cache against such a load).
+
 ``one_name_map()`` spares the weights' half of the load a second cost: to match the model's
 tensor names to the file's, transformers walks the model module by module (397 modules for
 SmolLM2) and asks gguf for the architecture's name table at each one; gguf builds that table
@@ -42,6 +43,8 @@ import numpy as np
 #: One swap of ``gguf.GGUFReader`` at a time: the swap is process-wide, and two overlapping
 #: swaps could restore each other's replacement instead of gguf's reader.
 _SWAP_LOCK = threading.Lock()
+#: One swap of ``gguf.get_tensor_name_map`` at a time (process-wide too).
+_NAME_MAP_LOCK = threading.Lock()
 
 
 class PlainViewReader(gguf.GGUFReader):
@@ -87,7 +90,8 @@ def one_name_map() -> Iterator[Any]:
     """While the block runs, ``gguf.get_tensor_name_map(arch, n_blocks)`` builds its table once
     per (arch, n_blocks) and returns that one table afterwards; gguf's function is back after
     the block. Yields the memoised function (its ``cache_info()`` counts the tables built).
-    Shares ``shared_readers``' lock order: take this one inside it, or alone."""
+    Blocks in other threads wait for each other, as with the reader (its own lock: a load takes
+    this one inside ``shared_readers``)."""
     with _NAME_MAP_LOCK:
         original = gguf.get_tensor_name_map
         once = functools.lru_cache(maxsize=None)(original)
@@ -96,7 +100,3 @@ def one_name_map() -> Iterator[Any]:
             yield once
         finally:
             gguf.get_tensor_name_map = original
-
-
-#: One swap of ``gguf.get_tensor_name_map`` at a time (process-wide, like the reader's).
-_NAME_MAP_LOCK = threading.Lock()
