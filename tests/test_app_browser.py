@@ -56,6 +56,8 @@ def test_step_chart_agrees_with_core_and_latency(page, app_url, smollm):
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.stepper import Stepper
     open_app(page, app_url)
+    pages_fetched = []   # the page's own address asked for again after it opened
+    page.on("request", lambda r: r.url.split("?")[0].split("#")[0] == app_url and pages_fetched.append(r.url))
     times = [click_step(page) for _ in range(5)]
     core = Stepper.from_prompt(smollm, PROMPT, True, SamplingSettings(), top_n=20)  # the page's defaults
     traces = core.steps(5)
@@ -67,6 +69,12 @@ def test_step_chart_agrees_with_core_and_latency(page, app_url, smollm):
     shown = page.evaluate("Array.from(document.querySelectorAll('#generated-text .gen-tok')).map(e => e.textContent)")
     assert "".join(shown).replace("↵", "\n") == "".join(t.chosen_token for t in traces)
     assert "T=1" not in page.url and "model=smollm2" in page.url  # the share link went into the address bar
+    # each Step rewrote the address bar after the charts were drawn, and their clip paths still name
+    # this document: none points at an earlier address, which the browser would fetch (the whole
+    # page, rendered again) and not find the clip in (``assets/js/page.js``, the <base> it drops)
+    clips = page.evaluate("[...document.querySelectorAll('#dist-chart [clip-path]')].map(e => e.getAttribute('clip-path'))")
+    assert clips and all(c.startswith("url(#") for c in clips), clips[:3]
+    assert pages_fetched == []
     # five Steps left none of their inputs or outputs in the browser's storage (no gradio run history)
     assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('gradio:run-history'))") == []
     page.screenshot(path=str(SHOTS / "app_explorer.png"), full_page=True)

@@ -4,6 +4,18 @@
 // The address bar is the share link. The Explorer writes its run (model, prompt, settings,
 // steps, forced tokens); the page adds the tab, the lesson and its screen. Each writer keeps
 // the other's keys.
+// Gradio's page carries <base href="./">. Where a page has a base, plotly writes each chart's
+// clip paths and legend clips as url('<the address at the chart's first draw>#clip…'), and once
+// the address bar changes (every step writes the run into it) those point at another document:
+// the browser fetches that address (the whole page, rendered again by the server) to look for the
+// clip, the clip is not found, and each chart draws unclipped. "./" names the folder a relative
+// address already resolves against, so without it every path resolves the same and only
+// "#…"-only references change: they now name this document, which is what plotly's url(#clip…)
+// means. (It runs before any chart is drawn: the Explorer's first chart comes with the first step.)
+(function () {
+  const base = document.querySelector('base[href]');
+  if (base && base.href === new URL('./', location.href).href) base.removeAttribute('href');
+})();
 (function () {
   const PAGE = window.DL_CONFIG.pageKeys;
   function write(params) {
