@@ -63,8 +63,8 @@ def walk(page: Any, lang: str = "en") -> None:
 
 def profiled_walk(browser: Any, url: str) -> dict[str, Any]:
     """One fresh tab on ``url``, opened, then walked with the profiler on."""
-    from conftest_app import open_page
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    from conftest_app import new_context, open_page
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     try:
         page = open_page(ctx.new_page(), url, timeout_ms=180_000)
         cdp = ctx.new_cdp_session(page)

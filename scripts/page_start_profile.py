@@ -33,7 +33,8 @@ READY_JS = "window.dlLinkRead === true && window.dlLessonsReady === true && wind
 def profile_page(browser: Any, url: str) -> dict[str, float]:
     """One fresh tab on ``url``: seconds to the Step button and to the start-up events' end, and
     milliseconds of script by what it was doing."""
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    from conftest_app import new_context
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     try:
         page = ctx.new_page()
         page.set_default_timeout(180_000)

@@ -120,8 +120,8 @@ def browser():
 @pytest.fixture
 def page(browser, app_url):
     """A fresh browser context and tab (1440 x 1000) on the app, opened and ready."""
-    from conftest_app import open_page
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    from conftest_app import new_context, open_page
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     pg = open_page(ctx.new_page(), app_url)
     yield pg
     ctx.close()
@@ -131,6 +131,7 @@ def page(browser, app_url):
 def blank_page(browser, app_url):
     """A fresh browser context and tab (1440 x 1000) not yet on the app: for a test that opens
     its own address (``conftest_app.open_page``), so the page is loaded once, not twice."""
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    from conftest_app import new_context
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     yield ctx.new_page()
     ctx.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_app import open_page
+from conftest_app import new_context, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -189,7 +189,7 @@ def test_screenshot_compare_and_beam(page, app_url):
 
 
 def test_two_tabs_do_not_share_steps(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx = new_context(browser, viewport={"width": 1280, "height": 900})
     a, b = ctx.new_page(), ctx.new_page()  # same browser profile, two tabs
     for pg in (a, b):
         pg.set_default_timeout(120_000)
@@ -221,3 +221,20 @@ def test_screenshot_lessons_and_temperature_zero(page, app_url):
         page.click("#determinism-run")
         page.wait_for_function("document.querySelector('#det-margins .js-plotly-plot') !== null", timeout=300_000)
         page.screenshot(path=str(SHOTS / "app_temperature0.png"), full_page=True)
+
+
+ANIMATED = """(() => { const probe = document.createElement('div');
+    probe.style.cssText = 'animation: dl-probe 2s infinite; transition: opacity 3s';
+    document.body.appendChild(probe);
+    const s = getComputedStyle(probe), out = [s.animationDuration, s.animationIterationCount, s.transitionDuration];
+    probe.remove(); return out; })()"""
+
+
+def test_reduced_motion_stops_every_animation(page):
+    """The test contexts ask for reduced motion (``conftest_app.new_context``), as a visitor may: the
+    page's rule turns every animation and transition into a single instant one. A visitor who did not
+    ask keeps gradio's animations."""
+    assert page.evaluate("matchMedia('(prefers-reduced-motion: reduce)').matches")
+    assert page.evaluate(ANIMATED) == ["1e-05s", "1", "1e-05s"]
+    page.emulate_media(reduced_motion="no-preference")
+    assert page.evaluate(ANIMATED) == ["2s", "infinite", "3s"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, new_context, open_page
 from decoding_lab import learner_calibration as LC
 from decoding_lab.lessons import load_lessons
 
@@ -31,7 +31,7 @@ def _run_with_confidence(page, url: str, number: int, lang: str, pick: int, conf
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_confident_prediction_enters_the_learners_calibration(browser, app_url, lang):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 900})
     page = ctx.new_page()
     try:
         right = _run_with_confidence(page, app_url, 3, lang, 0, "90%")
@@ -58,7 +58,7 @@ def test_a_confident_prediction_enters_the_learners_calibration(browser, app_url
 
 
 def test_a_prediction_without_a_confidence_is_not_counted(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 900})
     page = ctx.new_page()
     try:
         exp = LESSONS[3].experiments[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page, settle
+from conftest_app import SHOTS, new_context, open_page, settle
 from decoding_lab import lesson_labs as L
 from decoding_lab import lesson_runs
 from decoding_lab.lessons import load_lessons
@@ -47,7 +47,7 @@ def _set(page, elem_id: str, value: str, expect: str) -> str:
 def test_the_cuts_lab_redraws_the_learners_step(browser, app_url, smollm, lang):
     les = LESSONS[5]
     exp = next(e for e in les.experiments if e.lab == "cuts")
-    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 900})
     page = ctx.new_page()
     try:
         _open(page, app_url, 5, exp.screen - 1, lang)
@@ -78,7 +78,7 @@ def test_the_cuts_lab_redraws_the_learners_step(browser, app_url, smollm, lang):
 def test_the_passk_lab_follows_k_and_teacher_mode_projects_it(browser, app_url):
     les = LESSONS[9]
     exp = next(e for e in les.experiments if e.lab == "passk")
-    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    ctx = new_context(browser, viewport={"width": 1920, "height": 1080})
     page = ctx.new_page()
     try:
         _open(page, app_url, 9, exp.screen - 1, "en")

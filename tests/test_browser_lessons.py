@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import open_page
+from conftest_app import new_context, open_page
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
@@ -263,7 +263,7 @@ def test_lesson_10_a_pointer_that_names_the_result_waits_for_the_run(browser, ap
     opened by its link (``screen`` counts from 0), the way a teacher hands it out."""
     les = next(x for x in LESSONS if x.number == 10)
     exp = next(e for e in les.experiments if e.id == "same-gguf-first-token")
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     page = open_page(ctx.new_page(), f"{app_url}?tab=lessons&lesson={les.number}&screen={exp.screen - 1}")
     try:
         _pointer_waits_for_the_run(page, exp)

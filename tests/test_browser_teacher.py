@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, new_context, open_page
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
@@ -30,7 +30,7 @@ def counter(page) -> str:
 
 @pytest.fixture(scope="module")
 def big(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    ctx = new_context(browser, viewport={"width": 1920, "height": 1080})
     page = open_page(ctx.new_page(), app_url, timeout_ms=120_000)
     page.click("#tab-lessons-button")
     page.wait_for_selector("#lesson-picker")
@@ -108,7 +108,7 @@ def test_teacher_mode_shows_the_checks_and_pages_on_into_the_next_lesson(big):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_experiment_on_its_screen_with_large_chart(browser, app_url, lang):
-    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})   # a fresh visitor: no run yet
+    ctx = new_context(browser, viewport={"width": 1920, "height": 1080})   # a fresh visitor: no run yet
     page = open_page(ctx.new_page(), app_url, timeout_ms=120_000)
     page.click("#tab-lessons-button")
     page.wait_for_selector("#lesson-picker")

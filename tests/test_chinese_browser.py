@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, new_context, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +37,7 @@ def english_in(s: str) -> list[str]:
 
 
 def test_explorer_in_chinese_has_no_english_words_of_ours(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     page = open_page(ctx.new_page(), app_url)
     try:
         page.click("#lang-radio input[value='zh']")
@@ -96,7 +96,7 @@ MODEL_TEXT = ".cmp-text, .det-text, .gen-tok, #beam-table, .js-plotly-plot, code
     ("multisample", None, "document.querySelectorAll('#tab-multisample .js-plotly-plot').length > 0"),
 ])
 def test_every_tab_in_chinese_after_its_run(browser, app_url, tab, run, done):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    ctx = new_context(browser, viewport={"width": 1440, "height": 1000})
     page = open_page(ctx.new_page(), app_url)
     try:
         page.click("#lang-radio input[value='zh']")
@@ -119,7 +119,7 @@ def test_every_tab_in_chinese_after_its_run(browser, app_url, tab, run, done):
 
 def test_a_toast_reads_in_chinese(browser, app_url):
     """Gradio titles a toast by its kind ("Info"); in Chinese the page writes it over."""
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + "?tab=grammar&lang=zh")
     try:
         page.wait_for_function("document.querySelector('#lang-radio input[value=\"zh\"]').checked")

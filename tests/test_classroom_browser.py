@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from conftest_app import _APPS, SHOTS, open_page, queue_report
+from conftest_app import _APPS, SHOTS, new_context, open_page, queue_report
 from decoding_lab.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
@@ -70,7 +70,7 @@ def test_a_teacher_and_three_students_walk_one_question(browser, app_url, lang):
     les = LESSONS[LESSON]
     exp = les.experiment_on(SCREEN)
     labels = [v.label[lang] for v in exp.variants]
-    teacher_ctx = browser.new_context(viewport={"width": 1366, "height": 900}, accept_downloads=True)
+    teacher_ctx = new_context(browser, viewport={"width": 1366, "height": 900}, accept_downloads=True)
     contexts = [teacher_ctx]
     try:
         teacher = open_page(teacher_ctx.new_page(), f"{app_url}?tab=lessons&lesson={LESSON}&screen={SCREEN}"
@@ -87,7 +87,7 @@ def test_a_teacher_and_three_students_walk_one_question(browser, app_url, lang):
 
         students = []
         for i, size in enumerate(((1280, 800), (1280, 800), (390, 844))):
-            ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+            ctx = new_context(browser, viewport={"width": size[0], "height": size[1]})
             contexts.append(ctx)
             page = open_page(ctx.new_page(), f"{app_url}?room={code.lower()}&lang={lang}")
             page.wait_for_selector("#class-student", state="visible")
@@ -201,7 +201,7 @@ def test_a_student_who_switches_language_in_class_follows_in_it(browser, app_url
     does the teacher's next push."""
     les = LESSONS[LESSON]
     exp = les.experiment_on(SCREEN)
-    contexts = [browser.new_context(viewport={"width": 1366, "height": 900}) for _ in range(2)]
+    contexts = [new_context(browser, viewport={"width": 1366, "height": 900}) for _ in range(2)]
     try:
         teacher = open_page(contexts[0].new_page(), f"{app_url}?tab=lessons&lesson={LESSON}&screen={SCREEN}&teacher=1")
         teacher.click("#class-open")

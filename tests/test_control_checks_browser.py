@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, new_context, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -20,7 +20,7 @@ def message_at(page, elem_id: str) -> str:
 
 @pytest.mark.parametrize("lang, says", [("en", "top-p must be <= 1, got 1.5"), ("zh", "top-p 必须 <= 1，收到的是 1.5")])
 def test_an_out_of_range_value_is_refused_beside_its_control(browser, app_url, lang, says):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
     try:
         if lang == "zh":   # the page relabels itself after reading the link; a relabel redraws the controls
@@ -58,7 +58,7 @@ def test_an_out_of_range_value_is_refused_beside_its_control(browser, app_url, l
 def test_compare_refuses_a_bad_column_setting_beside_it(browser, app_url):
     """Compare: a column's bad value is marked under that column's control as it is typed, and
     Run refuses to start (no column output, no error badges) until it is fixed."""
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url, tab="compare")
     try:
         box = "#cmp2-top-p input"
@@ -81,7 +81,7 @@ def test_an_engine_only_stage_and_an_empty_raw_prompt_are_refused_beside_their_c
     """DRY (llama.cpp's alone) under transformers' order, and a raw prompt with nothing for SmolLM2 to
     continue from: each is refused under its own control before the Step runs, no block marked
     "Error" and nothing stepped."""
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + "?dry=0.8")
     try:
         # the link opens the box DRY is in (a setting it turns on is drawn); open it by hand otherwise

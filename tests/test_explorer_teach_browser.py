@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, new_context, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -70,7 +70,7 @@ def hover_text(page, bar: dict) -> str:
 def test_chart_colours_each_fate_names_the_stage_and_has_a_log_view(browser, app_url, smollm):
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.stepper import Stepper
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + CUT_QUERY)
     page.wait_for_function("document.querySelector('#top-p input[type=number]').value === '0.7'")
     step(page)
@@ -139,7 +139,7 @@ def test_greedy_is_named_argmax_in_both_languages(page):
 
 
 def test_first_visit_strip_loads_a_step_that_cuts(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url)
     strip = page.locator("#onboard").first
     strip.wait_for(state="visible")
@@ -175,7 +175,7 @@ def test_first_visit_strip_loads_a_step_that_cuts(browser, app_url):
 
 
 def test_strip_in_chinese_and_hide(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + "?lang=zh")
     strip = page.locator("#onboard").first
     page.wait_for_function("document.querySelector('#onboard-text').innerText.includes('如何阅读这个页面')")
@@ -198,7 +198,7 @@ def test_token_popover_lists_alternatives_and_forces_an_earlier_step(browser, ap
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.stepper import Stepper
     from decoding_lab.ui.common.plots import show_token
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + CUT_QUERY)
     page.wait_for_function("document.querySelector('#top-p input[type=number]').value === '0.7'")
     page.click("#onboard-hide")
@@ -244,7 +244,7 @@ def test_token_popover_lists_alternatives_and_forces_an_earlier_step(browser, ap
 
 
 def test_token_popover_opens_on_tap_in_chinese(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    ctx = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = open_page(ctx.new_page(), app_url + CUT_QUERY + "&lang=zh")
     page.wait_for_function("document.querySelector('#step-btn').innerText.includes('单步')")
     step(page)
@@ -259,7 +259,7 @@ def test_token_popover_opens_on_tap_in_chinese(browser, app_url):
 
 
 def test_phone_puts_the_step_row_and_chart_before_the_settings(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    ctx = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = open_page(ctx.new_page(), app_url)
     page.click("#onboard-hide")
     y = lambda sel: page.locator(sel).first.bounding_box()["y"]  # noqa: E731
@@ -303,7 +303,7 @@ def test_show_me_a_cut_brings_the_cut_into_view_and_the_strip_points_to_the_less
     comes back to the Explorer (only "Got it" and "Show me a cut" put it away): one page tries both."""
     words = {"en": ("New here?", "Start with the lessons", "the Lessons tab explains why"),
              "zh": ("第一次来？", "从课程开始", "「课程」标签页会逐个阶段讲解原因")}[lang]
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     try:
         page = open_page(ctx.new_page(), app_url + ("?lang=zh" if lang == "zh" else ""))
         page.locator("#onboard").first.wait_for(state="visible")
@@ -346,7 +346,7 @@ def test_teacher_mode_projects_the_explorer_s_charts_and_text(browser, app_url):
     """Opened from a teacher's link (teacher=1) at 1920 x 1080: the Explorer's charts draw every
     label, title, legend entry and the hover box at projection size (>= 24 px), the status line
     and the text too; unticking teacher mode gives the 12 px of reading mode back."""
-    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    ctx = new_context(browser, viewport={"width": 1920, "height": 1080})
     page = open_page(ctx.new_page(), app_url + CUT_QUERY + "&teacher=1")
     # the Lessons tab (and its box) is drawn only once opened: the Explorer follows the link's teacher=1
     page.wait_for_function("document.body.classList.contains('dl-teacher')")
@@ -392,7 +392,7 @@ def test_a_refusal_far_from_the_step_button_is_opened_and_brought_into_view(brow
     order opens DRY's folded box (gradio draws a closed box's controls only when it opens), and the
     Step's refusal beside DRY is scrolled into the window instead of leaving the visitor at a Step
     that seems to do nothing."""
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    ctx = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = open_page(ctx.new_page(), app_url + "?dry=0.8")
     page.wait_for_function("parseFloat((document.querySelector('#dry input[type=number]') || {}).value) === 0.8",
                            timeout=60_000)      # the box was opened by the link
@@ -413,7 +413,7 @@ def test_the_step_under_each_engine_order(browser, app_url, smollm):
     each, the order it ran with marked, the run itself unchanged; the next Step clears the table."""
     from decoding_lab.settings import SamplingSettings
     from decoding_lab.stepper import Stepper
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     page = open_page(ctx.new_page(), app_url + "?prompt=Tell+me+a+story.&T=1.5&top_k=40&top_p=0.9&min_p=0.05&seed=0")
     page.wait_for_function("document.querySelector('#top-p input[type=number]').value === '0.9'")
     page.click("#onboard-hide")

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from conftest_app import SHOTS, open_page
+from conftest_app import SHOTS, new_context, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +21,7 @@ def query(page) -> dict[str, str]:
 
 
 def fresh(browser, url: str):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768})
+    ctx = new_context(browser, viewport={"width": 1366, "height": 768})
     return ctx, open_page(ctx.new_page(), url)
 
 
