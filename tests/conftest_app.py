@@ -143,10 +143,11 @@ SHOTS = Path("/tmp/shots")   # screenshots the browser tests write, to look at
 
 def new_context(browser: Any, **options: Any) -> Any:
     """A fresh browser context (its own cookies and storage) for a visitor who asked their system
-    for reduced motion, which the page honours (``ui.page.REDUCED_MOTION``: no spinner, pulse or transition
+    for reduced motion, which the page honours (``ui.page.REDUCED_MOTION``: no spinner or pulse
     animates). A page with an event running otherwise drew an animation frame 60 times a second,
-    about a third of a core (0.34 -> 0.17 CPU s per second of a Temperature-0 run, measured with
-    Chromium's processes' /proc times); ``tests/test_app_browser.py`` checks the rule both ways.
+    about a third of a core (0.34-0.36 -> 0.17 CPU s per second of a Temperature-0 run, measured
+    with Chromium's processes' /proc times, alternating); ``tests/test_app_browser.py`` checks the
+    rule both ways.
     ``options`` go to playwright's ``new_context`` (a viewport, touch, downloads)."""
     return browser.new_context(**{"reduced_motion": "reduce", **options})
 

@@ -63,13 +63,15 @@ def _zh_titles() -> dict[str, str]:
     return {name: det("zh", name) for name in (*LOCAL_VARIANTS, *SERVED_VARIANTS) if det("zh", name) != name}
 
 
-#: A visitor who asked their system for less motion (``prefers-reduced-motion``) gets none: gradio's
-#: spinners, pulses and progress transitions end at once, and scrolling into view jumps. The timer
-#: beside a running event still counts, so a running event still says so. (It also spares the
-#: browser a frame drawn 60 times a second while an event runs.)
+#: A visitor who asked their system for less motion (``prefers-reduced-motion``) gets no animation:
+#: gradio's spinners and pulses stop at once, and scrolling into view jumps. The timer beside a
+#: running event still counts, so a running event still says so. Transitions (short fades and colour
+#: changes) stay as gradio has them: made instant, they cost the browser more, not less (a walk
+#: through the lessons' presets: 38.1 and 40.9 s of machine CPU against 28.6 and 34.7 s). A running
+#: event's spinner otherwise draws a frame 60 times a second.
 REDUCED_MOTION = """@media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
-    transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
+    scroll-behavior: auto !important; }
 }"""
 
 
